@@ -1,0 +1,35 @@
+# The two entry points (see README): `make demo` and `make test`. Both install what they need.
+SHELL := /bin/bash
+VENV := .venv
+BIN := $(VENV)/bin
+INVENTORY ?= inventory/lab.yaml
+
+.PHONY: setup demo demo-down test lint unit bench clean
+
+setup:
+	@scripts/setup.sh
+
+## demo: build the virtual lab for $(INVENTORY), deploy the RA onto it, print a summary
+demo: setup
+	$(BIN)/racfg demo $(INVENTORY)
+
+demo-down: setup
+	$(BIN)/racfg lab down $(INVENTORY)
+
+## test: linters, unit tests and lab integration tests (needs root for the lab)
+test: setup lint
+	$(BIN)/pytest -q tests
+
+lint: setup
+	$(BIN)/ruff check racfg tests bench roles
+	$(BIN)/yamllint -s inventory playbooks roles
+	cd $(CURDIR) && $(BIN)/ansible-lint -q --offline playbooks roles
+
+unit: setup
+	$(BIN)/pytest -q -m "not lab" tests
+
+bench: setup
+	for b in bench/*.py; do $(BIN)/python $$b; done
+
+clean:
+	rm -rf .racfg .pytest_cache .ruff_cache

@@ -1,0 +1,3 @@
+from racfg.cli import main
+
+main()

@@ -1,0 +1,166 @@
+"""What racfg knows about hardware: switch models and their port naming, host models, speeds.
+
+Kept in one table so the inventory rules, the switch drivers and the lab all agree on what
+``Ethernet3/1`` or ``1/17`` means on a given model. Unknown models are allowed when the
+inventory gives their port count.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+PLATFORMS = ("onyx", "eos", "mlnxos-ib")
+ETHERNET_PLATFORMS = ("onyx", "eos")
+IB_PLATFORMS = ("mlnxos-ib",)
+
+
+@dataclass(frozen=True)
+class SwitchModel:
+    """A switch model: platform, front-panel port count and, for modular chassis, ports per slot."""
+
+    name: str
+    platform: str
+    ports: int
+    speed_gbps: float
+    ports_per_slot: int = 0  # 0: fixed chassis, ports numbered 1..ports
+
+    @property
+    def modular(self) -> bool:
+        return self.ports_per_slot > 0
+
+
+SWITCH_MODELS: dict[str, SwitchModel] = {
+    m.name: m
+    for m in (
+        SwitchModel("SN2100", "onyx", 16, 100),
+        SwitchModel("SN2410", "onyx", 56, 100),
+        SwitchModel("SN2700", "onyx", 32, 100),
+        SwitchModel("SN3700", "onyx", 32, 200),
+        SwitchModel("SB7800", "mlnxos-ib", 36, 100),
+        SwitchModel("SB7700", "mlnxos-ib", 36, 100),
+        SwitchModel("QM8700", "mlnxos-ib", 40, 200),
+        SwitchModel("7060CX-32S", "eos", 32, 100),
+        SwitchModel("7260CX3-64", "eos", 64, 100),
+        SwitchModel("7368X", "eos", 128, 100, ports_per_slot=8),
+        SwitchModel("vEOS", "eos", 128, 100),
+    )
+}
+
+
+@dataclass(frozen=True)
+class HostModel:
+    """A host model: GPU count for compute, qualified NVMe drive count for storage servers."""
+
+    name: str
+    role: str
+    gpus: int = 0
+    drives: int = 0
+    data_ports: int = 1
+
+
+HOST_MODELS: dict[str, HostModel] = {
+    m.name: m
+    for m in (
+        HostModel("DGX-1", "dgx", gpus=8, data_ports=4),
+        HostModel("DGX-2", "dgx", gpus=16, data_ports=8),
+        HostModel("DGX A100", "dgx", gpus=8, data_ports=8),
+        HostModel("DGX H100", "dgx", gpus=8, data_ports=8),
+        HostModel("Supermicro BigTwin 2029BT-HNR", "storage", drives=6, data_ports=2),
+        HostModel("Supermicro 1029U-TN10RT", "storage", drives=10, data_ports=2),
+        HostModel("Dell R640", "storage", drives=8, data_ports=2),
+        HostModel("HPE Apollo 2000 Gen10", "storage", drives=4, data_ports=2),
+        HostModel("HPE DL360 Gen10", "storage", drives=10, data_ports=2),
+        HostModel("Penguin Relion", "storage", drives=0, data_ports=2),
+    )
+}
+
+_SPEED_NAMES = {"SDR": 10, "DDR": 20, "QDR": 40, "FDR": 56, "EDR": 100, "HDR100": 100, "HDR": 200, "NDR": 400}
+_SPEED_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(g|gb|gbe|gbps|gb/s|gbit)?\s*$", re.I)
+
+
+def parse_speed(text: str | int | float) -> float:
+    """``"100G"``, ``"100GbE"``, ``"EDR"``, ``100`` -> Gb/s. Raises ValueError otherwise."""
+    if isinstance(text, bool):
+        raise ValueError("expected a speed such as 100G or EDR")
+    if isinstance(text, (int, float)):
+        if text <= 0:
+            raise ValueError("speed must be positive")
+        return float(text)
+    name = text.strip().upper()
+    if name in _SPEED_NAMES:
+        return float(_SPEED_NAMES[name])
+    match = _SPEED_RE.match(text)
+    if not match or float(match.group(1)) <= 0:
+        raise ValueError(f"unknown speed {text!r}: expected e.g. 100G, 25G, EDR, HDR")
+    return float(match.group(1))
+
+
+@dataclass(frozen=True)
+class PortName:
+    """A parsed front-panel port: physical index (1-based) and optional breakout lane."""
+
+    canonical: str  # inventory form: "1/3", "1/3/2", "Ethernet7", "Ethernet3/1"
+    index: int  # physical port number, 1-based, across slots on modular chassis
+    lane: int | None = None
+
+
+_ONYX_RE = re.compile(r"^(?:eth(?:ernet)?\s*|ib\s*)?(\d+)/(\d+)(?:/(\d+))?$", re.I)
+_EOS_RE = re.compile(r"^(?:ethernet|eth|et)?\s*(\d+)(?:/(\d+))?(?:/(\d+))?$", re.I)
+
+
+def parse_port(platform: str, text: str | int, model: SwitchModel | None = None) -> PortName:
+    """Parse a port as written in an inventory (or by a switch) into its canonical form.
+
+    Onyx and MLNX-OS IB name ports ``1/N`` (``Eth1/N``, ``IB1/N``; breakout ``1/N/L``). EOS names
+    them ``EthernetN`` on fixed switches (``EthernetN/L`` for a breakout lane) and
+    ``EthernetS/P`` on modular ones (``EthernetS/P/L`` with a lane). Raises ValueError.
+    """
+    raw = str(text).strip()
+    if platform in ("onyx", "mlnxos-ib"):
+        if isinstance(text, int) or raw.isdigit():
+            raw = f"1/{raw}"
+        match = _ONYX_RE.match(raw)
+        if not match or match.group(1) != "1":
+            raise ValueError(f"port {text!r} is not a {platform} port name (expected 1/N, e.g. 1/1 or Eth1/1)")
+        port, lane = int(match.group(2)), match.group(3)
+        canonical = f"1/{port}" + (f"/{lane}" if lane else "")
+        return PortName(canonical, port, int(lane) if lane else None)
+    if platform == "eos":
+        match = _EOS_RE.match(raw)
+        if not match:
+            raise ValueError(f"port {text!r} is not an EOS port name (expected EthernetN, e.g. Ethernet1 or Et1)")
+        first, second, third = (int(g) if g else None for g in match.groups())
+        assert first is not None
+        if model is not None and model.modular:
+            if second is None:
+                raise ValueError(
+                    f"port {text!r}: {model.name} is modular, ports are EthernetSLOT/PORT (e.g. Ethernet3/1)"
+                )
+            index = (first - 1) * model.ports_per_slot + second
+            canonical = f"Ethernet{first}/{second}" + (f"/{third}" if third else "")
+            return PortName(canonical, index, third)
+        if third is not None:
+            raise ValueError(f"port {text!r} is not an EOS port name on a fixed switch (EthernetN or EthernetN/L)")
+        canonical = f"Ethernet{first}" + (f"/{second}" if second else "")
+        return PortName(canonical, first, second)
+    raise ValueError(f"unknown platform {platform!r}")
+
+
+def port_by_index(platform: str, index: int, model: SwitchModel | None = None) -> str:
+    """Canonical name of physical port ``index`` (1-based): the inverse of parse_port().index."""
+    if platform in ("onyx", "mlnxos-ib"):
+        return f"1/{index}"
+    if model is not None and model.modular:
+        slot, port = divmod(index - 1, model.ports_per_slot)
+        return f"Ethernet{slot + 1}/{port + 1}"
+    return f"Ethernet{index}"
+
+
+def device_port_name(platform: str, canonical: str) -> str:
+    """How the switch itself prints a port: ``Eth1/1`` on Onyx, ``IB1/1`` on IB, as-is on EOS."""
+    if platform == "onyx":
+        return f"Eth{canonical}"
+    if platform == "mlnxos-ib":
+        return f"IB{canonical}"
+    return canonical

@@ -1,0 +1,6 @@
+"""Command-line interface. Importing the command modules registers them on the app."""
+
+from racfg.cli import check_cmd as _check_cmd  # noqa: F401
+from racfg.cli.app import app, main, run
+
+__all__ = ["app", "main", "run"]

@@ -1,0 +1,79 @@
+"""The ``racfg`` command: one Typer app; each subcommand lives in its own module."""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import NoReturn
+
+import typer
+
+from racfg.errors import EXIT_CODES_HELP, ExitCode, RacfgError
+
+app = typer.Typer(
+    name="racfg",
+    help=(
+        "Deploy, validate and measure an AI reference-architecture cluster (DGX + WekaFS over one "
+        "100G Ethernet or InfiniBand fabric) from one declarative inventory.\n\n" + EXIT_CODES_HELP
+    ),
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+_state = {"debug": False}
+
+
+@app.callback()
+def _root(
+    debug: bool = typer.Option(False, "--debug", envvar="RACFG_DEBUG", help="Show tracebacks for errors."),
+) -> None:
+    _state["debug"] = debug
+
+
+def debug_enabled() -> bool:
+    return _state["debug"] or os.environ.get("RACFG_DEBUG", "") not in ("", "0", "false")
+
+
+def fail(error: RacfgError) -> NoReturn:
+    """Print a human error (no traceback) and exit with its code."""
+    typer.echo(f"racfg: error: {error}", err=True)
+    raise typer.Exit(int(error.exit_code))
+
+
+def run() -> int:
+    """Run the app, mapping racfg errors to exit codes and hiding tracebacks unless --debug."""
+    try:
+        app(standalone_mode=False)
+    except RacfgError as error:
+        if debug_enabled():
+            raise
+        typer.echo(f"racfg: error: {error}", err=True)
+        return int(error.exit_code)
+    except typer.Exit as exc:
+        return int(exc.exit_code or 0)
+    except typer.Abort:
+        typer.echo("racfg: interrupted", err=True)
+        return 130
+    except KeyboardInterrupt:
+        typer.echo("racfg: interrupted", err=True)
+        return 130
+    except SystemExit as exc:
+        return int(exc.code or 0) if not isinstance(exc.code, str) else 2
+    except Exception as exc:  # a bug or an environment problem: say so, exit 3
+        if debug_enabled():
+            raise
+        import click
+
+        if isinstance(exc, click.ClickException):
+            exc.show()
+            return int(ExitCode.USAGE) if exc.exit_code == 2 else exc.exit_code
+        typer.echo(f"racfg: internal error: {type(exc).__name__}: {exc} (rerun with --debug for details)",
+                   err=True)
+        return int(ExitCode.CANNOT_RUN)
+    return 0
+
+
+def main() -> None:
+    sys.exit(run())

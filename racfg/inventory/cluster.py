@@ -1,0 +1,199 @@
+"""The site as racfg works with it: ranges expanded, defaults applied, ports parsed.
+
+Every resolved object keeps ``src``, the path of the inventory entry it came from, so policy
+findings, render errors and validators can point back at the line a user has to edit.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from racfg.catalog import HOST_MODELS, SWITCH_MODELS, SwitchModel, parse_port, parse_speed, port_by_index
+from racfg.inventory import model as m
+from racfg.inventory.ranges import expand_range
+from racfg.inventory.source import Loc, format_path, line_of
+
+
+@dataclass(frozen=True)
+class ClusterSwitch:
+    spec: m.Switch
+    model: SwitchModel
+    src: Loc
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    @property
+    def platform(self) -> str:
+        return self.spec.platform
+
+
+@dataclass(frozen=True)
+class ClusterNic:
+    name: str
+    address: ipaddress.IPv4Interface
+    switch: str
+    port: str | None  # canonical port name, None when it could not be parsed (see port_error)
+    port_index: int | None
+    lane: int | None
+    speed_gbps: float
+    mtu: int
+    src: Loc
+    port_error: str | None = None
+
+
+@dataclass(frozen=True)
+class ClusterDrive:
+    path: str
+    model: str | None
+    size: str | None
+    src: Loc
+
+
+@dataclass
+class ClusterHost:
+    name: str
+    role: str
+    mgmt: ipaddress.IPv4Address
+    ssh_user: str
+    ssh_key: str | None
+    ssh_port: int
+    model: str | None
+    gpus: int
+    drives: list[ClusterDrive]
+    wipe_drives: bool
+    nics: list[ClusterNic]
+    vars: dict[str, Any]
+    src: Loc
+    range_index: int = 0  # position inside its name range (0 for the first or a single host)
+
+
+@dataclass
+class Cluster:
+    """The loaded, expanded site plus what is needed to point at its source lines."""
+
+    inventory: m.Inventory
+    path: Path
+    display: str
+    root: Any  # the LDict tree, for line lookups
+    hosts: list[ClusterHost] = field(default_factory=list)
+    switches: dict[str, ClusterSwitch] = field(default_factory=dict)
+
+    @property
+    def fabric(self) -> m.Fabric:
+        return self.inventory.fabric
+
+    @property
+    def name(self) -> str:
+        return self.inventory.site.name
+
+    def role(self, role: str) -> list[ClusterHost]:
+        return [h for h in self.hosts if h.role == role]
+
+    def where(self, loc: Loc) -> str:
+        """``inventory/lab.yaml:23 hosts[3].nics[0].port``."""
+        return f"{self.display}:{line_of(self.root, loc)} {format_path(loc)}"
+
+    def line(self, loc: Loc) -> int:
+        return line_of(self.root, loc)
+
+
+def _pick(name: str, host: m.Host, defaults: m.Defaults) -> tuple[Any, Loc]:
+    """A host field from the host, else its role's defaults, else defaults.all; with its source path."""
+    value = getattr(host, name)
+    if value is not None:
+        return value, ()
+    for scope in (host.role, "all"):
+        value = getattr(getattr(defaults, scope), name)
+        if value is not None:
+            return value, ("defaults", scope, name)
+    return None, ()
+
+
+def resolve_switch(index: int, spec: m.Switch) -> ClusterSwitch:
+    """Attach the catalog model (or one built from the inventory's port count) to a switch."""
+    known = SWITCH_MODELS.get(spec.model)
+    ports = spec.ports or (known.ports if known else 0)
+    per_slot = spec.ports_per_slot if spec.ports_per_slot is not None else (known.ports_per_slot if known else 0)
+    speed = known.speed_gbps if known else 100.0
+    model = SwitchModel(spec.model, spec.platform, ports, speed, per_slot)
+    return ClusterSwitch(spec, model, ("switches", index))
+
+
+def build_cluster(inv: m.Inventory, path: Path, display: str, root: Any) -> Cluster:
+    """Expand ranges and defaults into concrete hosts. Never raises for RA-level problems:
+    those are policy findings (an unknown switch, a port off the panel ...)."""
+    cluster = Cluster(inv, path, display, root)
+    for index, spec in enumerate(inv.switches):
+        cluster.switches.setdefault(spec.name, resolve_switch(index, spec))
+    for h_index, host in enumerate(inv.hosts):
+        names = expand_range(host.name)
+        nics, nics_src = _pick("nics", host, inv.defaults)
+        nics = nics or []
+        drives, drives_src = _pick("drives", host, inv.defaults)
+        stride, _ = _pick("port_stride", host, inv.defaults)
+        model_name, _ = _pick("model", host, inv.defaults)
+        gpus, _ = _pick("gpus", host, inv.defaults)
+        if gpus is None:
+            known = HOST_MODELS.get(model_name or "")
+            gpus = known.gpus if known else 0
+        host_vars, _ = _pick("vars", host, inv.defaults)
+        per_switch: dict[str, int] = {}
+        for nic in nics:
+            per_switch[nic.switch] = per_switch.get(nic.switch, 0) + 1
+        base_mgmt = ipaddress.IPv4Address(host.mgmt)
+        for k, name in enumerate(names):
+            host_src: Loc = ("hosts", h_index)
+            resolved_nics = []
+            for n_index, nic in enumerate(nics):
+                src = (nics_src or (*host_src, "nics")) + (n_index,)
+                resolved_nics.append(_resolve_nic(cluster, nic, k, stride or per_switch[nic.switch], src))
+            resolved_drives = []
+            for d_index, drive in enumerate(drives or []):
+                src = (drives_src or (*host_src, "drives")) + (d_index,)
+                for path_name in expand_range(drive.path):
+                    resolved_drives.append(ClusterDrive(path_name, drive.model, drive.size, src))
+            cluster.hosts.append(
+                ClusterHost(
+                    name=name,
+                    role=host.role,
+                    mgmt=base_mgmt + k,
+                    ssh_user=_pick("ssh_user", host, inv.defaults)[0] or "root",
+                    ssh_key=_pick("ssh_key", host, inv.defaults)[0],
+                    ssh_port=_pick("ssh_port", host, inv.defaults)[0] or 22,
+                    model=model_name,
+                    gpus=gpus,
+                    drives=resolved_drives,
+                    wipe_drives=bool(_pick("wipe_drives", host, inv.defaults)[0]),
+                    nics=resolved_nics,
+                    vars=dict(host_vars or {}),
+                    src=host_src,
+                    range_index=k,
+                )
+            )
+    return cluster
+
+
+def _resolve_nic(cluster: Cluster, nic: m.Nic, k: int, stride: int, src: Loc) -> ClusterNic:
+    fabric = cluster.inventory.fabric
+    base = ipaddress.IPv4Interface(nic.address)
+    address = ipaddress.IPv4Interface(f"{base.ip + k}/{base.network.prefixlen}")
+    speed = parse_speed(nic.speed) if nic.speed is not None else fabric.speed_gbps
+    mtu = nic.mtu if nic.mtu is not None else fabric.effective_host_mtu
+    switch = cluster.switches.get(nic.switch)
+    port = index = lane = error = None
+    if switch is not None:
+        try:
+            first = parse_port(switch.platform, nic.port, switch.model)
+            index = first.index + k * stride
+            lane = first.lane
+            port = port_by_index(switch.platform, index, switch.model)
+            if lane is not None:
+                port += f"/{lane}"
+        except ValueError as exc:
+            error = str(exc)
+    return ClusterNic(nic.name, address, nic.switch, port, index, lane, speed, mtu, src, error)

@@ -1,0 +1,145 @@
+"""Load an inventory file into a Cluster, turning every problem into a located message."""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from racfg.errors import UsageError
+from racfg.inventory import model as m
+from racfg.inventory.cluster import Cluster, build_cluster
+from racfg.inventory.source import LDict, LList, Loc, SourceError, format_path, line_of, load_yaml
+
+_TYPE_TAG = re.compile(r"^(str|int|float|bool|none|list\[.*\]|dict\[.*\]|literal\[.*\]|function-.*|.*\[.*\])$")
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One reason an inventory file is invalid."""
+
+    file: str
+    line: int
+    path: str
+    message: str
+    found: str | None = None
+    hint: str | None = None
+
+    def __str__(self) -> str:
+        where = f"{self.file}:{self.line}" + (f" {self.path}" if self.path else "")
+        text = f"{where}: {self.message}"
+        if self.found is not None:
+            text += f" (found: {self.found})"
+        if self.hint:
+            text += f" (hint: {self.hint})"
+        return text
+
+
+class InventoryError(UsageError):
+    """The inventory file is invalid (exit 2). Holds every problem found, in file order."""
+
+    def __init__(self, problems: list[Problem]) -> None:
+        self.problems = sorted(problems, key=lambda p: (p.line, p.path))
+        super().__init__("\n".join(str(p) for p in self.problems))
+
+
+def _all_field_names() -> set[str]:
+    names: set[str] = set()
+    stack: list[type[BaseModel]] = [m.Inventory]
+    seen: set[type] = set()
+    while stack:
+        cls = stack.pop()
+        if cls in seen:
+            continue
+        seen.add(cls)
+        names.update(cls.model_fields)
+        for obj in vars(m).values():
+            if isinstance(obj, type) and issubclass(obj, m.Strict) and obj not in seen:
+                stack.append(obj)
+    return names
+
+
+_FIELD_NAMES = _all_field_names()
+
+
+def _clean_loc(root: Any, loc: tuple[Any, ...]) -> Loc:
+    """Drop pydantic's union/type tags (``str``, ``function-after[...]``) that are not data keys."""
+    out: list[str | int] = []
+    node = root
+    for part in loc:
+        present = (isinstance(node, dict) and part in node) or (
+            isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node)
+        )
+        if present:
+            out.append(part)
+            node = node[part]
+            continue
+        if isinstance(part, str) and _TYPE_TAG.match(part):
+            continue
+        out.append(part)
+        node = None
+    return tuple(out)
+
+
+def _found(value: Any) -> str:
+    text = repr(value) if not isinstance(value, (LDict, LList, dict, list)) else type(value).__name__.lstrip("L")
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _problem(display: str, root: Any, error: Any) -> Problem:
+    loc = _clean_loc(root, error["loc"])
+    kind = error["type"]
+    message = str(error["msg"]).removeprefix("Value error, ").removeprefix("Assertion failed, ")
+    hint = None
+    found: str | None = None
+    if kind == "extra_forbidden":
+        key = str(loc[-1])
+        message = f"unknown key '{key}'"
+        close = difflib.get_close_matches(key, _FIELD_NAMES, n=1, cutoff=0.6)
+        hint = f"did you mean '{close[0]}'?" if close else "remove it, or see `racfg schema` for the allowed keys"
+    elif kind == "missing":
+        message = f"required key '{loc[-1]}' is missing"
+        hint = "see `racfg schema` or the examples in inventory/"
+    elif "input" in error and kind not in ("value_error",):
+        found = _found(error["input"])
+    elif "input" in error and not isinstance(error["input"], (dict, list)):
+        found = _found(error["input"])
+    if kind == "string_pattern_mismatch":
+        message = "value has characters not allowed here"
+        hint = "letters, digits, '-', '_', '.'; a range is written [FIRST:LAST]"
+    return Problem(display, line_of(root, loc), format_path(loc), message, found, hint)
+
+
+def parse_inventory(root: Any, display: str) -> m.Inventory:
+    """Validate a loaded YAML tree against the schema; raise InventoryError with located problems."""
+    if not isinstance(root, dict):
+        raise InventoryError([Problem(display, getattr(root, "line", 1) or 1, "",
+                                      "the top level must be a mapping (site:, fabric:, switches:, hosts: ...)",
+                                      _found(root))])
+    try:
+        return m.Inventory.model_validate(root)
+    except ValidationError as exc:
+        problems: dict[str, Problem] = {}
+        for error in exc.errors():
+            problem = _problem(display, root, error)
+            problems.setdefault(problem.path, problem)  # a union field reports once per place
+        raise InventoryError(list(problems.values())) from None
+
+
+def load_cluster(path: str | Path, display: str | None = None) -> Cluster:
+    """Load, validate and expand one inventory file. Raises InventoryError (exit 2)."""
+    path = Path(path)
+    shown = display or str(path)
+    try:
+        root = load_yaml(path, shown)
+    except SourceError as exc:
+        raise InventoryError([Problem(exc.file, exc.line, "", exc.message, None, exc.hint)]) from None
+    inventory = parse_inventory(root, shown)
+    return build_cluster(inventory, path, shown, root)
+
+
+__all__ = ["InventoryError", "Problem", "load_cluster", "parse_inventory", "format_path"]

@@ -1,0 +1,315 @@
+"""The inventory file's schema: one site, as a user writes it.
+
+Strict on purpose (``extra="forbid"``): a typo such as ``mtu: 9000`` under the wrong key must
+fail loudly rather than deploy a default. Compact forms (name ranges like ``dgx[01:09]``,
+per-role ``defaults``) are part of the schema; racfg.inventory.site expands them.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from racfg.catalog import parse_speed
+from racfg.inventory.ranges import expand_range
+
+NAME_PATTERN = r"^[A-Za-z0-9]([A-Za-z0-9._\-\[\]:]*[A-Za-z0-9\]])?$"
+
+
+class Strict(BaseModel):
+    """Base for every inventory section: unknown keys are errors, values are not coerced loosely."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=True)
+
+
+Speed = Annotated[str | int, Field(description="Link speed: 100G, 25G, EDR (=100G), HDR (=200G) ...")]
+
+
+def _check_speed(value: str | int | None) -> str | int | None:
+    if value is not None:
+        parse_speed(value)
+    return value
+
+
+class Site(Strict):
+    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_\-]*$", description="Short site name, used in file names.")
+    description: str = ""
+    time_sources: list[str] = Field(
+        default_factory=list, description="NTP servers for chrony; empty: hosts keep their current sources."
+    )
+    dns_domain: str | None = Field(None, description="Domain appended to host names in /etc/hosts.")
+
+
+class Fabric(Strict):
+    """The data fabric. Defaults follow the RA: MTU 9000 Ethernet, IB 4096, no RoCE, no PFC."""
+
+    type: Literal["ethernet", "infiniband"]
+    speed: Speed = Field("100G", description="Per-port line rate of the data links.")
+    host_mtu: int | None = Field(
+        None, ge=576, le=65520,
+        description="Host data NIC MTU. Default: 9000 on Ethernet; IPoIB 4092 (datagram) or 65520 (connected).",
+    )
+    ib_mtu: Literal[256, 512, 1024, 2048, 4096] | None = Field(
+        None, description="InfiniBand link MTU (IB only). Default and RA value: 4096."
+    )
+    ipoib_mode: Literal["datagram", "connected"] | None = Field(
+        None, description="IPoIB mode (IB only). Default: datagram."
+    )
+    switch_mtu: int | None = Field(
+        None, ge=576, le=65535, description="Switch port MTU. Default: 9000 on Ethernet, 4096 on InfiniBand."
+    )
+    roce: bool = Field(False, description="RoCE on the fabric. The RA runs without it; true is a policy error.")
+    pfc: bool = Field(False, description="Priority flow control on switches. The RA runs without it.")
+    data_subnets: list[str] = Field(default_factory=list, description="CIDRs the data NIC addresses must lie in.")
+    mgmt_subnet: str | None = Field(None, description="CIDR the management addresses must lie in (optional).")
+
+    _speed = field_validator("speed")(_check_speed)
+
+    @field_validator("data_subnets")
+    @classmethod
+    def _subnets(cls, value: list[str]) -> list[str]:
+        for item in value:
+            ipaddress.ip_network(item, strict=True)
+        return value
+
+    @field_validator("mgmt_subnet")
+    @classmethod
+    def _mgmt(cls, value: str | None) -> str | None:
+        if value is not None:
+            ipaddress.ip_network(value, strict=True)
+        return value
+
+    @property
+    def effective_host_mtu(self) -> int:
+        if self.host_mtu is not None:
+            return self.host_mtu
+        if self.type == "ethernet":
+            return 9000
+        return 65520 if self.effective_ipoib_mode == "connected" else 4092
+
+    @property
+    def effective_ipoib_mode(self) -> str:
+        return self.ipoib_mode or "datagram"
+
+    @property
+    def effective_ib_mtu(self) -> int:
+        return self.ib_mtu or 4096
+
+    @property
+    def effective_switch_mtu(self) -> int:
+        if self.switch_mtu is not None:
+            return self.switch_mtu
+        return 9000 if self.type == "ethernet" else self.effective_ib_mtu
+
+    @property
+    def speed_gbps(self) -> float:
+        return parse_speed(self.speed)
+
+
+class Credentials(Strict):
+    """Where a switch's password is found. The secret itself never sits in the inventory."""
+
+    username: str = "admin"
+    password_env: str | None = Field(None, description="Environment variable holding the password.")
+    password_file: str | None = Field(None, description="File (mode 0600) holding the password.")
+    password_vault: str | None = Field(None, description="ansible-vault encrypted file holding the password.")
+    lab: bool = Field(False, description="Lab switch: racfg finds the password the lab generated.")
+    password: Any = Field(None, description="Refused: passwords are never written in the inventory.", exclude=True)
+
+    @model_validator(mode="after")
+    def _one_source(self) -> Credentials:
+        if self.password is not None:
+            raise ValueError(
+                "a password in clear text is not allowed in the inventory; "
+                "use password_env, password_file (0600) or password_vault"
+            )
+        sources = [s for s in (self.password_env, self.password_file, self.password_vault) if s]
+        if len(sources) + int(self.lab) != 1:
+            raise ValueError("give exactly one of password_env, password_file, password_vault or lab: true")
+        return self
+
+
+class Switch(Strict):
+    name: str = Field(pattern=NAME_PATTERN)
+    platform: Literal["onyx", "eos", "mlnxos-ib"]
+    model: str = Field(description="Switch model, e.g. SN2700, SB7800, 7368X (see racfg catalog).")
+    ports: int | None = Field(None, ge=1, le=1024, description="Port count; required for models racfg does not know.")
+    ports_per_slot: int | None = Field(None, ge=1, description="Modular chassis: ports per line card.")
+    mgmt: str = Field(description="Management IPv4 address (SSH).")
+    ssh_port: int = Field(22, ge=1, le=65535)
+    credentials: Credentials
+    os_version: str | None = Field(None, description="Expected OS version; validate/drift report a mismatch.")
+    shutdown_unused: bool = Field(False, description="Administratively shut ports with no cable in the inventory.")
+
+    @field_validator("mgmt")
+    @classmethod
+    def _mgmt(cls, value: str) -> str:
+        ipaddress.IPv4Address(value)
+        return value
+
+
+class Nic(Strict):
+    name: str = Field(pattern=r"^[A-Za-z0-9_.\-]{1,15}$", description="Interface name on the host (<= 15 chars).")
+    address: str = Field(description="IPv4 address with prefix, e.g. 198.19.0.11/24. Increments across a range.")
+    switch: str = Field(description="Name of the switch this NIC is cabled to.")
+    port: str | int = Field(description="Switch port (1/1, Eth1/1, Ethernet1, Et1). Increments across a range.")
+    speed: Speed | None = Field(None, description="Line rate; default: the fabric speed.")
+    mtu: int | None = Field(None, ge=576, le=65520, description="Override of fabric.host_mtu for this NIC.")
+
+    _speed = field_validator("speed")(_check_speed)
+
+    @field_validator("address")
+    @classmethod
+    def _address(cls, value: str) -> str:
+        if "/" not in value:
+            raise ValueError("expected an address with prefix length, e.g. 198.19.0.11/24")
+        ipaddress.IPv4Interface(value)
+        return value
+
+
+class Drive(Strict):
+    path: str = Field(
+        pattern=r"^/dev/[A-Za-z0-9_/\-\[\]:]+$",
+        description="Block device path; a range such as /dev/nvme[0:5]n1 names several drives.",
+    )
+    model: str | None = None
+    size: str | None = Field(None, description="Expected size, e.g. 3.2T (validated when given).")
+
+    @field_validator("path")
+    @classmethod
+    def _range(cls, value: str) -> str:
+        expand_range(value)
+        return value
+
+
+class HostBase(Strict):
+    """Fields a host entry and a ``defaults`` entry share."""
+
+    ssh_user: str | None = None
+    ssh_key: str | None = Field(None, description="Private key file for SSH (path, ~ expanded).")
+    ssh_port: int | None = Field(None, ge=1, le=65535)
+    model: str | None = None
+    gpus: int | None = Field(None, ge=0, le=64, description="dgx hosts: expected GPU count (default: from model).")
+    drives: list[Drive] | None = Field(None, description="storage hosts: NVMe drives for Weka.")
+    wipe_drives: bool | None = Field(None, description="storage hosts: allow wiping drives that carry data.")
+    nics: list[Nic] | None = None
+    port_stride: int | None = Field(
+        None, ge=1, description="Across a name range, how far each NIC's port advances per host "
+        "(default: number of NICs cabled to that switch)."
+    )
+    vars: dict[str, Any] | None = Field(None, description="Extra Ansible host variables (overrides).")
+
+
+class HostDefaults(HostBase):
+    pass
+
+
+class Host(HostBase):
+    name: str = Field(pattern=NAME_PATTERN, description="Host name, or a range such as dgx[01:09].")
+    role: Literal["dgx", "storage"]
+    mgmt: str = Field(description="Management IPv4 address. Increments across a range.")
+
+    @field_validator("name")
+    @classmethod
+    def _range(cls, value: str) -> str:
+        expand_range(value)
+        return value
+
+    @field_validator("mgmt")
+    @classmethod
+    def _mgmt(cls, value: str) -> str:
+        ipaddress.IPv4Address(value)
+        return value
+
+
+class Defaults(Strict):
+    """Values every host of a role inherits unless it sets them itself."""
+
+    all: HostDefaults = Field(default_factory=HostDefaults)
+    dgx: HostDefaults = Field(default_factory=HostDefaults)
+    storage: HostDefaults = Field(default_factory=HostDefaults)
+
+
+class Ofed(Strict):
+    flavor: Literal["mlnx", "inbox"] = Field(
+        description="mlnx: MLNX_OFED from source/repo; inbox: distribution rdma-core."
+    )
+    version: str | None = Field(None, description="mlnx: version pinned, e.g. 4.5-1.0.1.0 (ofed_info -s).")
+    source: str | None = Field(None, description="mlnx: local path to the MLNX_OFED tarball/ISO dir, or repo URL.")
+    install_flags: list[str] = Field(
+        default_factory=lambda: ["--without-fw-update", "--force"],
+        description="Extra flags for mlnxofedinstall.",
+    )
+
+
+class Weka(Strict):
+    version: str | None = None
+    dist: str | None = Field(None, description="Path or URL of the Weka distribution; absent: role skipped.")
+    mount_point: str = "/mnt/weka"
+    filesystem: str = "default"
+    clients: Literal["dgx", "none"] = Field("dgx", description="Which hosts mount the filesystem as clients.")
+
+
+class Tuning(Strict):
+    profile: Literal["throughput-100g", "none"] = "throughput-100g"
+    sysctl: dict[str, str | int] = Field(default_factory=dict, description="Overrides of the profile's sysctls.")
+    cpu_governor: Literal["performance", "none"] = "performance"
+
+
+class Software(Strict):
+    ofed: Ofed | None = None
+    weka: Weka | None = None
+    nvidia_driver: str | None = Field(None, description="Expected NVIDIA driver branch, e.g. 418 or 535.")
+    tuning: Tuning = Field(default_factory=Tuning)
+
+
+class Reference(Strict):
+    """A performance reference in ReFrame's shape: value, relative lower/upper bounds, unit."""
+
+    value: float
+    lower: float | None = Field(-0.1, le=0, description="Relative lower bound, e.g. -0.1 = 10% below value.")
+    upper: float | None = Field(None, ge=0)
+    unit: str
+
+
+class Budget(Strict):
+    workload: Literal["resnet50", "lenet", "custom"] = "resnet50"
+    client_gbytes_per_s: float | None = Field(
+        None, gt=0, description="custom workload: storage read rate one GPU server needs (GB/s)."
+    )
+    storage_node_gbytes_per_s: float = Field(
+        5.625, gt=0, description="Throughput one storage node delivers (RA: +22.5 GB/s per 4-node BigTwin)."
+    )
+    nic_efficiency: float = Field(0.86, gt=0, le=1, description="Usable share of line rate (RA: 86% on FIO).")
+
+    @model_validator(mode="after")
+    def _custom(self) -> Budget:
+        if self.workload == "custom" and self.client_gbytes_per_s is None:
+            raise ValueError("workload 'custom' needs client_gbytes_per_s")
+        return self
+
+
+class Acceptance(Strict):
+    link_saturation: float = Field(0.9, gt=0, le=1, description="Smoke: fraction of line rate a link must reach.")
+    scaling_efficiency: float = Field(0.9, gt=0, le=1, description="Smoke: throughput(N)/(N*throughput(1)) floor.")
+    client_storage_gbytes_per_s: float = Field(
+        10.8, gt=0, description="Per-client storage read bandwidth (RA: 10.8 GB/s on one 100G link)."
+    )
+    references: dict[str, dict[int, Reference]] = Field(
+        default_factory=dict, description="Benchmark name -> node count -> reference."
+    )
+    budget: Budget = Field(default_factory=Budget)
+
+
+class Inventory(Strict):
+    """One reference-architecture site."""
+
+    site: Site
+    fabric: Fabric
+    switches: list[Switch] = Field(min_length=1)
+    defaults: Defaults = Field(default_factory=Defaults)
+    hosts: list[Host] = Field(min_length=1)
+    software: Software = Field(default_factory=Software)
+    acceptance: Acceptance = Field(default_factory=Acceptance)

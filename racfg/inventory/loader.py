@@ -104,8 +104,6 @@ def _problem(display: str, root: Any, error: Any) -> Problem:
     elif kind == "missing":
         message = f"required key '{loc[-1]}' is missing"
         hint = "see `racfg schema` or the examples in inventory/"
-    elif "input" in error and kind not in ("value_error",):
-        found = _found(error["input"])
     elif "input" in error and not isinstance(error["input"], (dict, list)):
         found = _found(error["input"])
     if kind == "string_pattern_mismatch":
@@ -142,4 +140,4 @@ def load_cluster(path: str | Path, display: str | None = None) -> Cluster:
     return build_cluster(inventory, path, shown, root)
 
 
-__all__ = ["InventoryError", "Problem", "load_cluster", "parse_inventory", "format_path"]
+__all__ = ["InventoryError", "Problem", "format_path", "load_cluster", "parse_inventory"]

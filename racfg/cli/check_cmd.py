@@ -3,11 +3,183 @@
 from __future__ import annotations
 
 import json
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
 
 import typer
 
 from racfg.cli.app import app
+from racfg.console import markdown_table, print_table, say
+from racfg.errors import EXIT_CODES_HELP, ExitCode
+from racfg.inventory import Cluster, load_cluster
 from racfg.inventory.model import Inventory
+from racfg.policy import RULES, BandwidthBudget, Finding, bandwidth_budget, evaluate
+from racfg.render import write_rendered
+from racfg.summary import bill_of_materials, cabling
+
+INVENTORY_ARG = typer.Argument(..., help="Inventory YAML file (see inventory/ for examples).",
+                               envvar="RACFG_INVENTORY", show_default=False)
+
+
+class CheckFormat(StrEnum):
+    table = "table"
+    json = "json"
+    md = "md"
+
+
+def finding_text(cluster: Cluster, f: Finding) -> str:
+    """``inventory/x.yaml:23 hosts[3].nics[0].port (dgx05): message (expected: 1..32, actual: 40)``."""
+    subject = f" ({f.subject})" if f.subject else ""
+    text = f"{cluster.where(f.loc)}{subject}: {f.message}"
+    if f.expected is not None or f.actual is not None:
+        text += f" (expected: {f.expected}, actual: {f.actual})"
+    if f.hint:
+        text += f" (hint: {f.hint})"
+    return text
+
+
+def finding_dict(cluster: Cluster, f: Finding) -> dict[str, Any]:
+    return {
+        "severity": f.severity,
+        "rule": f.rule,
+        "file": cluster.display,
+        "line": cluster.line(f.loc),
+        "path": f.path,
+        "subject": f.subject,
+        "message": f.message,
+        "expected": f.expected,
+        "actual": f.actual,
+        "hint": f.hint,
+    }
+
+
+def _budget_lines(b: BandwidthBudget) -> list[str]:
+    if b.gpu_servers == 0 or b.storage_nodes == 0:
+        return ["Bandwidth budget: needs at least one dgx and one storage host."]
+    verdict = "keeps every GPU server fed" if b.fed else "does NOT keep every GPU server fed"
+    return [
+        f"Bandwidth budget ({b.workload}): {b.gpu_servers} GPU servers need {b.demand:.1f} GB/s "
+        f"({b.demand_per_server:.2f} GB/s each, links carry {b.client_link:.1f} GB/s each).",
+        f"  {b.storage_nodes} storage nodes supply {b.supply:.1f} GB/s (nodes {b.supply_nodes:.1f}, "
+        f"links {b.supply_links:.1f}); headroom {b.headroom:+.0%}; feeds {b.servers_fed} such servers: {verdict}.",
+    ]
+
+
+def _print_table(cluster: Cluster, findings: list[Finding], budget: BandwidthBudget, topology: bool) -> None:
+    errors = sum(f.severity == "error" for f in findings)
+    warnings = len(findings) - errors
+    if findings:
+        say("Findings:")
+        for f in findings:
+            say(f"  {f.severity.upper():7} {finding_text(cluster, f)}", "red" if f.severity == "error" else "yellow")
+        say("")
+    if topology:
+        print_table("Topology (switch -> port -> host NIC)", ["switch", "port", "host", "nic", "address", "speed"],
+                    [[c.switch, c.port, c.host, c.nic, c.address, f"{c.speed_gbps:g}G"] for c in cabling(cluster)])
+        say("")
+    print_table("Bill of materials", ["part", "model", "qty", "notes"],
+                [[r.part, r.model, r.qty, r.notes] for r in bill_of_materials(cluster)])
+    say("")
+    for line in _budget_lines(budget):
+        say(line)
+    say("")
+    status = "OK" if not errors else "FAILED"
+    say(f"{cluster.name}: {status}: {errors} error(s), {warnings} warning(s), {len(cluster.hosts)} hosts, "
+        f"{len(cluster.switches)} switch(es)", "green" if not errors else "red")
+
+
+def _markdown(cluster: Cluster, findings: list[Finding], budget: BandwidthBudget, topology: bool) -> str:
+    out = [f"# racfg check: {cluster.name}", "", "## Findings", ""]
+    if findings:
+        out.append(markdown_table(["severity", "where", "message", "expected", "actual", "hint"],
+                                  [[f.severity, f"{cluster.display}:{cluster.line(f.loc)} {f.path}"
+                                    + (f" ({f.subject})" if f.subject else ""), f.message, f.expected, f.actual,
+                                    f.hint] for f in findings]))
+    else:
+        out.append("No findings.")
+    if topology:
+        out += ["", "## Topology", "", markdown_table(
+            ["switch", "port", "host", "nic", "address", "speed"],
+            [[c.switch, c.port, c.host, c.nic, c.address, f"{c.speed_gbps:g}G"] for c in cabling(cluster)])]
+    out += ["", "## Bill of materials", "", markdown_table(
+        ["part", "model", "qty", "notes"], [[r.part, r.model, r.qty, r.notes] for r in bill_of_materials(cluster)])]
+    out += ["", "## Bandwidth budget", "", *_budget_lines(budget)]
+    return "\n".join(out) + "\n"
+
+
+@app.command(epilog=EXIT_CODES_HELP)
+def check(
+    inventory: Path = INVENTORY_ARG,
+    fmt: CheckFormat = typer.Option(CheckFormat.table, "--format", "-f", envvar="RACFG_FORMAT",
+                                    help="Output format."),
+    strict: bool = typer.Option(False, "--strict", envvar="RACFG_STRICT", help="Warnings also exit 1."),
+    topology: bool = typer.Option(True, "--topology/--no-topology", envvar="RACFG_TOPOLOGY",
+                                  help="Include the switch -> port -> host NIC list."),
+) -> None:
+    """Check an inventory against the reference architecture's rules.
+
+    Prints the findings (each with file:line and field path), a topology summary, a bill of
+    materials and the bandwidth budget. Exit 0 when there are no errors, 1 with RA violations,
+    2 when the file itself is invalid.
+    """
+    cluster = load_cluster(inventory)
+    findings = evaluate(cluster)
+    budget = bandwidth_budget(cluster)
+    if fmt is CheckFormat.json:
+        document = {
+            "site": cluster.name,
+            "file": cluster.display,
+            "findings": [finding_dict(cluster, f) for f in findings],
+            "topology": [c.__dict__ for c in cabling(cluster)] if topology else None,
+            "bom": [r.__dict__ for r in bill_of_materials(cluster)],
+            "budget": budget.as_dict(),
+            "summary": {
+                "errors": sum(f.severity == "error" for f in findings),
+                "warnings": sum(f.severity == "warning" for f in findings),
+                "hosts": len(cluster.hosts),
+                "switches": len(cluster.switches),
+            },
+        }
+        typer.echo(json.dumps(document, indent=2))
+    elif fmt is CheckFormat.md:
+        typer.echo(_markdown(cluster, findings, budget, topology), nl=False)
+    else:
+        _print_table(cluster, findings, budget, topology)
+    failing = [f for f in findings if f.severity == "error" or strict]
+    raise typer.Exit(int(ExitCode.FINDINGS) if failing else int(ExitCode.OK))
+
+
+@app.command(epilog=EXIT_CODES_HELP)
+def render(
+    inventory: Path = INVENTORY_ARG,
+    out: Path = typer.Option(..., "--out", "-o", envvar="RACFG_RENDER_OUT",
+                             help="Directory to write hosts.yml, group_vars/, host_vars/ and fabric.md into."),
+    force: bool = typer.Option(False, "--force", envvar="RACFG_FORCE", help="Render even with policy errors."),
+) -> None:
+    """Render the Ansible inventory, its variables and the fabric document.
+
+    The output is deterministic (same inventory, same bytes) and usable directly with
+    ``ansible-playbook -i OUT/hosts.yml``. Refuses an inventory with policy errors unless --force.
+    """
+    cluster = load_cluster(inventory)
+    errors = [f for f in evaluate(cluster) if f.severity == "error"]
+    if errors and not force:
+        for f in errors:
+            typer.echo(f"ERROR   {finding_text(cluster, f)}", err=True)
+        typer.echo(f"racfg: {len(errors)} policy error(s); not rendered (use --force to render anyway)", err=True)
+        raise typer.Exit(int(ExitCode.FINDINGS))
+    written = write_rendered(cluster, out, lab_key_for(cluster))
+    say(f"rendered {cluster.name} into {out} ({len(written)} file(s) changed)")
+
+
+def lab_key_for(cluster: Cluster) -> Path | None:
+    """The lab's SSH key when a lab of this site is up and hosts name no key of their own."""
+    try:
+        from racfg.lab import lab_ssh_key
+    except ImportError:  # lab package not present in this build
+        return None
+    return lab_ssh_key(cluster.name)
 
 
 @app.command()
@@ -17,3 +189,9 @@ def schema() -> None:
     document["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     document["title"] = "racfg inventory"
     typer.echo(json.dumps(document, indent=2, sort_keys=True))
+
+
+@app.command("rules")
+def list_rules() -> None:
+    """List the reference-architecture rules `racfg check` applies."""
+    print_table(None, ["rule", "what it checks"], [[r.name, r.summary] for r in RULES])

@@ -1,0 +1,161 @@
+"""Render the Ansible inventory and variables the roles read.
+
+The variable names here are the contract between racfg and its roles (``racfg_*``); the roles'
+``defaults/main.yml`` document them. Passwords never appear: switches carry a credentials
+*reference* that the switch module resolves at run time.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from racfg.inventory.cluster import Cluster, ClusterHost, ClusterSwitch
+
+LAB_SSH_ARGS = "-o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR"
+
+
+def fabric_vars(cluster: Cluster) -> dict[str, Any]:
+    f = cluster.fabric
+    return {
+        "type": f.type,
+        "speed_gbps": f.speed_gbps,
+        "host_mtu": f.effective_host_mtu,
+        "switch_mtu": f.effective_switch_mtu,
+        "ib_mtu": f.effective_ib_mtu if f.type == "infiniband" else None,
+        "ipoib_mode": f.effective_ipoib_mode if f.type == "infiniband" else None,
+        "roce": f.roce,
+        "pfc": f.pfc,
+        "data_subnets": list(f.data_subnets),
+    }
+
+
+def group_vars(cluster: Cluster) -> dict[str, Any]:
+    """Variables every host and switch sees (group_vars/all.yml)."""
+    sw = cluster.inventory.software
+    return {
+        "racfg_site": cluster.name,
+        "racfg_fabric": fabric_vars(cluster),
+        "racfg_time_sources": list(cluster.inventory.site.time_sources),
+        "racfg_dns_domain": cluster.inventory.site.dns_domain,
+        "racfg_cluster_hosts": [
+            {
+                "name": h.name,
+                "role": h.role,
+                "mgmt": str(h.mgmt),
+                "data": [str(n.address.ip) for n in h.nics],
+            }
+            for h in cluster.hosts
+        ],
+        "racfg_ofed": sw.ofed.model_dump(mode="json") if sw.ofed else None,
+        "racfg_weka": sw.weka.model_dump(mode="json") if sw.weka else None,
+        "racfg_nvidia_driver": sw.nvidia_driver,
+        "racfg_tuning": sw.tuning.model_dump(mode="json"),
+        "racfg_allow_reboot": False,
+    }
+
+
+def host_vars(cluster: Cluster, host: ClusterHost, lab_key: Path | None) -> dict[str, Any]:
+    """Connection and per-host variables (host_vars/<host>.yml)."""
+    out: dict[str, Any] = {
+        "ansible_host": str(host.mgmt),
+        "ansible_user": host.ssh_user,
+        "ansible_port": host.ssh_port,
+    }
+    if host.ssh_key:
+        out["ansible_ssh_private_key_file"] = host.ssh_key
+    elif lab_key is not None:
+        out["ansible_ssh_private_key_file"] = str(lab_key)
+        out["ansible_ssh_common_args"] = LAB_SSH_ARGS
+    out.update(
+        {
+            "racfg_role": host.role,
+            "racfg_model": host.model,
+            "racfg_mgmt": str(host.mgmt),
+            "racfg_gpus": host.gpus,
+            "racfg_nics": [
+                {
+                    "name": n.name,
+                    "address": str(n.address),
+                    "mtu": n.mtu,
+                    "switch": n.switch,
+                    "port": n.port,
+                    "speed_gbps": n.speed_gbps,
+                }
+                for n in host.nics
+            ],
+            "racfg_drives": [{"path": d.path, "model": d.model, "size": d.size} for d in host.drives],
+            "racfg_wipe_drives": host.wipe_drives,
+        }
+    )
+    out.update(host.vars)
+    return out
+
+
+def switch_ports(cluster: Cluster, switch: ClusterSwitch) -> list[dict[str, Any]]:
+    """The cabled ports of one switch, in port order, as the switch role configures them."""
+    rows = []
+    for host in cluster.hosts:
+        for nic in host.nics:
+            if nic.switch == switch.name and nic.port is not None:
+                rows.append(
+                    {
+                        "port": nic.port,
+                        "description": f"{host.name}:{nic.name}",
+                        "mtu": cluster.fabric.effective_switch_mtu,
+                        "speed_gbps": nic.speed_gbps,
+                        "host": host.name,
+                        "nic": nic.name,
+                        "_order": (nic.port_index or 0, nic.lane or 0),
+                    }
+                )
+    rows.sort(key=lambda r: r["_order"])
+    for row in rows:
+        del row["_order"]
+    return rows
+
+
+def switch_vars(cluster: Cluster, switch: ClusterSwitch) -> dict[str, Any]:
+    spec = switch.spec
+    creds = spec.credentials.model_dump(mode="json", exclude_none=True, exclude={"password", "username"})
+    if not creds.get("lab"):
+        creds.pop("lab", None)
+    return {
+        "ansible_connection": "local",
+        "ansible_python_interpreter": "{{ ansible_playbook_python }}",
+        "racfg_switch": {
+            "name": spec.name,
+            "site": cluster.name,
+            "platform": spec.platform,
+            "model": switch.model.name,
+            "ports_count": switch.model.ports,
+            "ports_per_slot": switch.model.ports_per_slot,
+            "mgmt": spec.mgmt,
+            "ssh_port": spec.ssh_port,
+            "username": spec.credentials.username,
+            "credentials": creds,
+            "os_version": spec.os_version,
+            "shutdown_unused": spec.shutdown_unused,
+        },
+        "racfg_switch_ports": switch_ports(cluster, switch),
+    }
+
+
+def inventory_tree(cluster: Cluster) -> dict[str, Any]:
+    """hosts.yml: groups dgx, storage, cluster (= dgx + storage) and switches."""
+    def hosts_of(role: str) -> dict[str, None]:
+        return {h.name: None for h in cluster.hosts if h.role == role}
+
+    return {
+        "all": {
+            "children": {
+                "cluster": {
+                    "children": {
+                        "dgx": {"hosts": hosts_of("dgx")},
+                        "storage": {"hosts": hosts_of("storage")},
+                    }
+                },
+                "switches": {"hosts": {name: None for name in cluster.switches}},
+            }
+        }
+    }

@@ -45,7 +45,7 @@ def fail(error: RacfgError) -> NoReturn:
 def run() -> int:
     """Run the app, mapping racfg errors to exit codes and hiding tracebacks unless --debug."""
     try:
-        app(standalone_mode=False)
+        code = app(standalone_mode=False)
     except RacfgError as error:
         if debug_enabled():
             raise
@@ -64,15 +64,18 @@ def run() -> int:
     except Exception as exc:  # a bug or an environment problem: say so, exit 3
         if debug_enabled():
             raise
-        import click
-
-        if isinstance(exc, click.ClickException):
-            exc.show()
-            return int(ExitCode.USAGE) if exc.exit_code == 2 else exc.exit_code
+        if _is_click_exception(exc):
+            exc.show()  # type: ignore[attr-defined]
+            return int(getattr(exc, "exit_code", ExitCode.USAGE))
         typer.echo(f"racfg: internal error: {type(exc).__name__}: {exc} (rerun with --debug for details)",
                    err=True)
         return int(ExitCode.CANNOT_RUN)
-    return 0
+    return code if isinstance(code, int) else 0
+
+
+def _is_click_exception(exc: BaseException) -> bool:
+    """Typer may vendor click (typer._click) or use click itself: match either by name."""
+    return any(cls.__name__ == "ClickException" for cls in type(exc).__mro__)
 
 
 def main() -> None:

@@ -1,0 +1,125 @@
+"""The commands as a user runs them: exit codes, readable errors, no tracebacks, formats."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.inventory.conftest import base
+
+REPO = Path(__file__).resolve().parents[2]
+RACFG = [sys.executable, "-m", "racfg"]
+
+
+def racfg(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*RACFG, *args], capture_output=True, text=True, cwd=cwd,
+                          env={"PATH": "/usr/bin:/bin", "RACFG_PLAIN": "1"})
+
+
+def write(tmp_path: Path, data: dict | str) -> str:
+    path = tmp_path / "site.yaml"
+    path.write_text(data if isinstance(data, str) else yaml.safe_dump(data, sort_keys=False))
+    return str(path)
+
+
+def test_check_lab_passes():
+    result = racfg("check", "inventory/lab.yaml")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "lab: OK: 0 error(s)" in result.stdout
+    assert "sw1     1/17  stor01" in result.stdout  # topology
+    assert "Bandwidth budget (resnet50)" in result.stdout
+
+
+def test_check_json_and_markdown():
+    result = racfg("check", "inventory/ra-arista.yaml", "--format", "json")
+    document = json.loads(result.stdout)
+    assert result.returncode == 0
+    assert document["summary"] == {"errors": 0, "warnings": 0, "hosts": 17, "switches": 1}
+    assert len(document["topology"]) == 52
+    assert document["budget"]["fed"] is True
+    md = racfg("check", "inventory/ra-ethernet.yaml", "--format", "md").stdout
+    assert md.startswith("# racfg check: ra-ethernet") and "| cables | 100G QSFP28" in md
+
+
+def broken(kind: str) -> dict | str:
+    data = base()
+    if kind == "port-outside":
+        data["hosts"][0]["nics"][0]["port"] = "1/40"
+    elif kind == "missing-switch":
+        data["hosts"][1]["nics"][0]["switch"] = "core9"
+    elif kind == "ib-mtu-9000":
+        data["fabric"] = {"type": "infiniband", "speed": "EDR", "host_mtu": 9000}
+        data["switches"][0].update(platform="mlnxos-ib", model="SB7800")
+    elif kind == "roce":
+        data["fabric"]["roce"] = True
+    return data
+
+
+@pytest.mark.parametrize(
+    ("kind", "line_needle", "message"),
+    [
+        ("port-outside", "hosts[0].nics[0].port", "port 1/40 is outside switch sw1"),
+        ("missing-switch", "hosts[1].nics[0].switch", "switch 'core9' is not defined"),
+        ("ib-mtu-9000", "fabric.host_mtu", "IPoIB datagram mode carries at most MTU 4092"),
+        ("roce", "fabric.roce", "RoCE is not part of the reference architecture"),
+    ],
+)
+def test_ra_violations_exit_1_with_located_message(tmp_path, kind, line_needle, message):
+    result = racfg("check", write(tmp_path, broken(kind)))
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "Traceback" not in result.stdout + result.stderr
+    lines = [ln for ln in result.stdout.splitlines() if message in ln]
+    assert lines, result.stdout
+    assert "site.yaml:" in lines[0] and line_needle in lines[0]
+
+
+@pytest.mark.parametrize(
+    ("text", "needle"),
+    [
+        ("site: [\n", "not valid YAML"),
+        ("", "the file is empty"),
+        ("site:\n\tname: x\n", "tab character"),
+        ("site: {name: a}\nsite: {name: b}\n", "duplicate key 'site'"),
+        ("site: {name: a, colour: red}\n", "unknown key 'colour'"),
+        ("site: {name: 5}\nfabric: {type: ethernet, speed: fast}\n", "unknown speed 'fast'"),
+    ],
+)
+def test_invalid_files_exit_2_without_traceback(tmp_path, text, needle):
+    result = racfg("check", write(tmp_path, text))
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert needle in result.stderr
+    assert "site.yaml:" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_bad_command_line_exits_2():
+    assert racfg("check").returncode == 2
+    assert racfg("check", "inventory/lab.yaml", "--format", "xml").returncode == 2
+    assert racfg("nonsense").returncode == 2
+
+
+def test_render_writes_tree_and_refuses_policy_errors(tmp_path):
+    out = tmp_path / "out"
+    result = racfg("render", "inventory/lab.yaml", "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    assert (out / "hosts.yml").is_file() and (out / "fabric.md").is_file()
+    assert (out / "host_vars" / "dgx01.yml").is_file()
+    bad = racfg("render", write(tmp_path, broken("roce")), "--out", str(tmp_path / "bad"))
+    assert bad.returncode == 1 and "RoCE" in bad.stderr and not (tmp_path / "bad").exists()
+
+
+def test_schema_is_json_schema():
+    document = json.loads(racfg("schema").stdout)
+    assert document["title"] == "racfg inventory"
+    assert document["additionalProperties"] is False
+    assert {"site", "fabric", "switches", "hosts"} <= set(document["required"])
+
+
+def test_help_documents_exit_codes():
+    result = racfg("--help")
+    assert result.returncode == 0 and "Exit codes: 0 all good" in result.stdout

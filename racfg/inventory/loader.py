@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import gc
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -132,12 +133,20 @@ def load_cluster(path: str | Path, display: str | None = None) -> Cluster:
     """Load, validate and expand one inventory file. Raises InventoryError (exit 2)."""
     path = Path(path)
     shown = display or str(path)
+    # Loading builds many small containers and no cycles; the cyclic GC would rescan them all
+    # over and over (quadratic on big sites), so it pauses while the tree is built.
+    enabled = gc.isenabled()
+    gc.disable()
     try:
-        root = load_yaml(path, shown)
-    except SourceError as exc:
-        raise InventoryError([Problem(exc.file, exc.line, "", exc.message, None, exc.hint)]) from None
-    inventory = parse_inventory(root, shown)
-    return build_cluster(inventory, path, shown, root)
+        try:
+            root = load_yaml(path, shown)
+        except SourceError as exc:
+            raise InventoryError([Problem(exc.file, exc.line, "", exc.message, None, exc.hint)]) from None
+        inventory = parse_inventory(root, shown)
+        return build_cluster(inventory, path, shown, root)
+    finally:
+        if enabled:
+            gc.enable()
 
 
 __all__ = ["InventoryError", "Problem", "format_path", "load_cluster", "parse_inventory"]

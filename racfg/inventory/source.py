@@ -111,7 +111,10 @@ def _convert(node: yaml.Node, file: str, scalars: yaml.constructor.SafeConstruct
             seq.append(_convert(item, file, scalars))
             seq.item_lines.append(item.start_mark.line + 1)
         return seq
-    # scalars: let the safe constructor resolve the type (int, bool, null, str ...)
+    # scalars: plain strings as they are (the common case, and the slow one in PyYAML);
+    # everything else through the safe constructor (int, float, bool, null, timestamps ...)
+    if node.tag == "tag:yaml.org,2002:str":
+        return node.value
     return scalars.construct_object(node, deep=True)
 
 

@@ -1,6 +1,7 @@
 """Command-line interface. Importing the command modules registers them on the app."""
 
 from racfg.cli import check_cmd as _check_cmd  # noqa: F401
+from racfg.cli import deploy_cmd as _deploy_cmd  # noqa: F401
 from racfg.cli.app import app, main, run
 
 __all__ = ["app", "main", "run"]

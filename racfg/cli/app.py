@@ -18,6 +18,7 @@ app = typer.Typer(
     ),
     no_args_is_help=True,
     add_completion=False,
+    rich_markup_mode="markdown",
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},
 )

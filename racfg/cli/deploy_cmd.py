@@ -1,0 +1,114 @@
+"""``racfg deploy``: configure hosts and switches into the reference architecture."""
+
+from __future__ import annotations
+
+import json
+import sys
+from enum import StrEnum
+from pathlib import Path
+
+import typer
+
+from racfg.cli.app import app
+from racfg.cli.check_cmd import INVENTORY_ARG, finding_text
+from racfg.console import say
+from racfg.deploy.runner import DeployOptions, DeployOutcome, run_deploy
+from racfg.deploy.view import print_recap
+from racfg.errors import EXIT_CODES_HELP, ExitCode, UsageError
+from racfg.inventory import Cluster, load_cluster
+from racfg.policy import evaluate
+
+
+class RecapFormat(StrEnum):
+    table = "table"
+    json = "json"
+
+
+def refuse_policy_errors(cluster: Cluster, force: bool) -> None:
+    errors = [f for f in evaluate(cluster) if f.severity == "error"]
+    if not errors:
+        return
+    for f in errors:
+        typer.echo(f"ERROR   {finding_text(cluster, f)}", err=True)
+    if not force:
+        typer.echo(f"racfg: {len(errors)} policy error(s): deploy refused (fix them, or --force)", err=True)
+        raise typer.Exit(int(ExitCode.FINDINGS))
+    typer.echo(f"racfg: deploying despite {len(errors)} policy error(s) (--force)", err=True)
+
+
+def confirm(cluster: Cluster, options: DeployOptions, yes: bool) -> None:
+    if yes or options.check:
+        return
+    if not sys.stdin.isatty():
+        raise UsageError("deploy changes hosts and switches; confirm with --yes when not on a terminal")
+    scope = options.limit or "all hosts and switches"
+    if not typer.confirm(f"Deploy site {cluster.name} ({scope}, {len(cluster.hosts)} hosts, "
+                         f"{len(cluster.switches)} switches)?"):
+        raise typer.Exit(int(ExitCode.USAGE))
+
+
+def report(outcome: DeployOutcome, fmt: RecapFormat, show_diff: bool) -> None:
+    if fmt is RecapFormat.json:
+        typer.echo(json.dumps(outcome.as_dict(), indent=2))
+        return
+    if show_diff and outcome.diffs:
+        for d in outcome.diffs:
+            say(f"--- diff [{d['host']}] {d['task']}")
+            say(d["diff"].rstrip())
+    print_recap(outcome.hosts)
+    totals = outcome.totals
+    problems = [(h["host"], p) for h in outcome.hosts for p in h["problems"]]
+    for host, problem in problems:
+        say(f"  {host}: {problem}", "red")
+    if outcome.interrupted:
+        verdict = "INTERRUPTED"
+    elif outcome.exit_code == ExitCode.OK:
+        verdict = "no changes" if totals["changed"] == 0 else f"{totals['changed']} change(s)"
+    else:
+        verdict = "FAILED"
+    say(f"deploy: {verdict}: ok={totals['ok']} changed={totals['changed']} failed={totals['failed']} "
+        f"unreachable={totals['unreachable']}", "green" if outcome.exit_code == ExitCode.OK else "red")
+    if outcome.baseline:
+        say(f"baseline recorded in {outcome.baseline}")
+    say(f"run record: {outcome.record.path}")
+
+
+def deploy_options(limit: str | None, tags: str | None, skip_tags: str | None, check: bool, diff: bool,
+                   forks: int, verbose: bool, allow_reboot: bool) -> DeployOptions:
+    return DeployOptions(limit=limit, tags=tags, skip_tags=skip_tags, check=check, diff=diff, forks=forks,
+                         verbose=verbose, allow_reboot=allow_reboot)
+
+
+@app.command(epilog=EXIT_CODES_HELP + " Interrupted (Ctrl-C): 3, the run record is kept.")
+def deploy(
+    inventory: Path = INVENTORY_ARG,
+    limit: str | None = typer.Option(None, "--limit", "-l", envvar="RACFG_LIMIT",
+                                     help="Only these hosts or groups (Ansible pattern: dgx01,storage)."),
+    tags: str | None = typer.Option(None, "--tags", "-t", envvar="RACFG_TAGS",
+                                    help="Only these roles: common,fabric,ofed,gpu,nvme_storage,weka,switch."),
+    skip_tags: str | None = typer.Option(None, "--skip-tags", envvar="RACFG_SKIP_TAGS", help="Skip these roles."),
+    check: bool = typer.Option(False, "--check", envvar="RACFG_CHECK", help="Plan only: change nothing."),
+    diff: bool = typer.Option(False, "--diff", envvar="RACFG_DIFF", help="Show what changes (or would change)."),
+    forks: int = typer.Option(20, "--forks", min=1, max=500, envvar="RACFG_FORKS", help="Hosts in parallel."),
+    yes: bool = typer.Option(False, "--yes", "-y", envvar="RACFG_YES", help="Do not ask for confirmation."),
+    fmt: RecapFormat = typer.Option(RecapFormat.table, "--format", "-f", envvar="RACFG_FORMAT",
+                                    help="Recap format: table, or json for automation."),
+    verbose: bool = typer.Option(False, "--verbose", "-v", envvar="RACFG_VERBOSE", help="Show task output."),
+    force: bool = typer.Option(False, "--force", envvar="RACFG_FORCE", help="Deploy despite policy errors."),
+    allow_reboot: bool = typer.Option(False, "--allow-reboot", envvar="RACFG_ALLOW_REBOOT",
+                                      help="Let roles reboot or restart drivers when an install needs it."),
+) -> None:
+    """Configure the inventory's hosts and switches into the reference architecture.
+
+    Checks the inventory (refuses policy errors unless --force), renders it, and runs
+    playbooks/site.yml through ansible-runner with a live view. A second run changes nothing.
+    Every run leaves `.racfg/runs/TIME-deploy/` (full log, events, rendered inventory,
+    results.json); a successful full run records the baseline for `racfg drift`.
+    """
+    cluster = load_cluster(inventory)
+    refuse_policy_errors(cluster, force)
+    options = deploy_options(limit, tags, skip_tags, check, diff, forks, verbose, allow_reboot)
+    confirm(cluster, options, yes)
+    outcome = run_deploy(cluster, options)
+    report(outcome, fmt, diff)
+    raise typer.Exit(int(outcome.exit_code))

@@ -1,0 +1,163 @@
+"""`racfg deploy`: render, lock, run site.yml through ansible-runner, recap, record a baseline."""
+
+from __future__ import annotations
+
+import json
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from racfg.deploy.baseline import commit_baseline, staging_dir
+from racfg.deploy.preflight import run_preflight
+from racfg.deploy.view import RunView
+from racfg.errors import ExitCode
+from racfg.inventory import Cluster
+from racfg.locking import site_lock
+from racfg.paths import state_dir
+from racfg.playbook_run import PlaybookRun, RunTracker
+from racfg.render import write_rendered
+from racfg.runs import RunRecord
+
+
+@dataclass
+class DeployOptions:
+    limit: str | None = None
+    tags: str | None = None
+    skip_tags: str | None = None
+    check: bool = False
+    diff: bool = False
+    forks: int = 20
+    verbose: bool = False
+    allow_reboot: bool = False
+    playbook: str = "site.yml"
+    baseline: bool = True
+
+
+@dataclass
+class DeployOutcome:
+    record: RunRecord
+    hosts: list[dict[str, Any]]
+    exit_code: ExitCode
+    interrupted: bool = False
+    baseline: Path | None = None
+    diffs: list[dict[str, str]] = field(default_factory=list)
+
+    @property
+    def totals(self) -> dict[str, int]:
+        keys = ("ok", "changed", "failed", "unreachable", "skipped")
+        return {k: sum(int(h[k]) for h in self.hosts) for k in keys}
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "run": str(self.record.path),
+            "exit_code": int(self.exit_code),
+            "interrupted": self.interrupted,
+            "totals": self.totals,
+            "hosts": self.hosts,
+            "baseline": str(self.baseline) if self.baseline else None,
+        }
+
+
+def switches_in_scope(cluster: Cluster, options: DeployOptions) -> list[str]:
+    """Switches the run will configure, judged from --limit/--tags/--skip-tags."""
+    tags = set((options.tags or "").split(",")) - {""}
+    skip = set((options.skip_tags or "").split(",")) - {""}
+    if (tags and "switch" not in tags and "all" not in tags) or "switch" in skip:
+        return []
+    names = list(cluster.switches)
+    if not options.limit:
+        return names
+    tokens = {t.strip() for part in options.limit.split(",") for t in part.split(":")} - {""}
+    if tokens & {"all", "switches"}:
+        return names
+    return [n for n in names if n in tokens]
+
+
+def lab_key(cluster: Cluster) -> Path | None:
+    try:
+        from racfg.lab import lab_ssh_key
+    except ImportError:
+        return None
+    return lab_ssh_key(cluster.name)
+
+
+def run_deploy(cluster: Cluster, options: DeployOptions, title: str = "deploy") -> DeployOutcome:
+    """Run the deploy under the site lock. Unreachable or failed hosts do not stop the others."""
+    run_preflight(cluster, switches_in_scope(cluster, options))
+    with site_lock(state_dir() / "locks", cluster.name, "deploy"):
+        record = RunRecord.create("deploy" if not options.check else "deploy-check")
+        inventory_dir = record.path / "inventory"
+        write_rendered(cluster, inventory_dir, lab_key(cluster))
+        run = PlaybookRun(
+            playbook=options.playbook,
+            inventory=inventory_dir / "hosts.yml",
+            record_dir=record.path,
+            limit=options.limit,
+            tags=options.tags,
+            skip_tags=options.skip_tags,
+            check=options.check,
+            diff=options.diff,
+            forks=options.forks,
+            extravars={"racfg_allow_reboot": options.allow_reboot},
+        )
+        view = RunView(f"{title} {cluster.name}", verbose=options.verbose)
+        tracker = RunTracker(total_tasks=run.count_tasks(), on_line=view.line_sink(), verbose=options.verbose)
+        interrupted = _play(run, tracker, view)
+        hosts = [h.as_dict() for h in sorted(tracker.hosts.values(), key=lambda h: h.name)]
+        outcome = DeployOutcome(record, hosts, _exit_code(tracker, interrupted), interrupted,
+                                diffs=[{"host": d.host, "task": d.task, "diff": d.text} for d in tracker.diffs])
+        if outcome.exit_code == ExitCode.OK and not options.check and options.baseline and not options.limit:
+            outcome.baseline = record_baseline(cluster, run, record)
+        record.write_json("results.json", outcome.as_dict())
+        return outcome
+
+
+def _play(run: PlaybookRun, tracker: RunTracker, view: RunView) -> bool:
+    """Run the play, showing progress; on Ctrl-C ask ansible-runner to stop and wait for it."""
+    cancel = threading.Event()
+    thread, _runner = run.start(tracker, cancel.is_set)
+    interrupted = False
+    with view:
+        view.attach(tracker)
+        while thread.is_alive():
+            try:
+                thread.join(0.25)
+            except KeyboardInterrupt:
+                interrupted = True
+                cancel.set()
+    return interrupted
+
+
+def _exit_code(tracker: RunTracker, interrupted: bool) -> ExitCode:
+    totals = tracker.totals
+    if interrupted:
+        return ExitCode.CANNOT_RUN
+    if totals["unreachable"]:
+        return ExitCode.CANNOT_RUN
+    if totals["failed"] or not tracker.stats_seen:
+        return ExitCode.FINDINGS if tracker.stats_seen else ExitCode.CANNOT_RUN
+    return ExitCode.OK
+
+
+def record_baseline(cluster: Cluster, run: PlaybookRun, record: RunRecord) -> Path | None:
+    """Collect host facts (playbooks/facts.yml) and switch facts, and keep them as the baseline."""
+    staging = staging_dir(cluster.name)
+    facts_run = PlaybookRun(playbook="facts.yml", inventory=run.inventory, record_dir=record.path / "facts",
+                            forks=run.forks, extravars={"racfg_baseline_dir": str(staging / "hosts")})
+    tracker = RunTracker()
+    thread, _ = facts_run.start(tracker, lambda: False)
+    thread.join()
+    if tracker.totals["failed"] or tracker.totals["unreachable"] or not tracker.stats_seen:
+        return None
+    for name, facts in switch_baseline(cluster).items():
+        (staging / "switches" / f"{name}.json").write_text(json.dumps(facts, indent=2, sort_keys=True) + "\n")
+    return commit_baseline(cluster.name, staging, {"site": cluster.name, "run": str(record.path),
+                                                    "inventory": str(cluster.path)})
+
+
+def switch_baseline(cluster: Cluster) -> dict[str, dict[str, Any]]:
+    """Version and per-port MTU/state of every switch, read over SSH with the switch drivers."""
+    from racfg.switches.facts import gather_facts
+
+    return gather_facts(cluster)

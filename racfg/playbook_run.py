@@ -1,0 +1,268 @@
+"""Run one playbook through ansible-runner and follow its events.
+
+deploy runs ``site.yml``; drift will run the same in check mode; both want the same thing from
+a run: live per-host progress, a recap, diffs, the full log kept in the run record, and a clean
+stop on Ctrl-C. This module is that one piece.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import ansible_runner
+
+from racfg.paths import ansible_root, playbooks_dir, roles_dir, state_dir
+
+
+@dataclass
+class HostProgress:
+    """What one host has done so far in a run."""
+
+    name: str
+    ok: int = 0
+    changed: int = 0
+    failed: int = 0
+    unreachable: int = 0
+    skipped: int = 0
+    current: str = ""
+    started: float | None = None
+    finished: float | None = None
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def seconds(self) -> float:
+        if self.started is None:
+            return 0.0
+        return (self.finished or time.monotonic()) - self.started
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "host": self.name,
+            "ok": self.ok,
+            "changed": self.changed,
+            "failed": self.failed,
+            "unreachable": self.unreachable,
+            "skipped": self.skipped,
+            "seconds": round(self.seconds, 1),
+            "problems": self.problems,
+        }
+
+
+@dataclass
+class Diff:
+    host: str
+    task: str
+    text: str
+
+
+class RunTracker:
+    """Folds ansible-runner events into per-host progress. Called from the runner's thread."""
+
+    def __init__(self, total_tasks: int = 0, on_line: Callable[[str], None] | None = None,
+                 verbose: bool = False) -> None:
+        self.hosts: dict[str, HostProgress] = {}
+        self.total_tasks = total_tasks
+        self.tasks_started = 0
+        self.play = ""
+        self.task = ""
+        self.diffs: list[Diff] = []
+        self.stats_seen = False
+        self.on_line = on_line
+        self.verbose = verbose
+        self.lock = threading.Lock()
+
+    def host(self, name: str) -> HostProgress:
+        if name not in self.hosts:
+            self.hosts[name] = HostProgress(name)
+        return self.hosts[name]
+
+    def _say(self, text: str) -> None:
+        if self.on_line is not None:
+            self.on_line(text)
+
+    def handle(self, event: dict[str, Any]) -> bool:
+        kind = event.get("event", "")
+        data = event.get("event_data", {}) or {}
+        now = time.monotonic()
+        with self.lock:
+            if kind == "playbook_on_play_start":
+                self.play = data.get("play", "")
+                self._say(f"PLAY {self.play}")
+            elif kind == "playbook_on_task_start":
+                self.tasks_started += 1
+                role = data.get("role")
+                self.task = f"{role} : {data.get('task', '')}" if role else data.get("task", "")
+            elif kind == "runner_on_start":
+                progress = self.host(data.get("host", "?"))
+                progress.started = progress.started or now
+                progress.current = self.task
+            elif kind in ("runner_on_ok", "runner_on_failed", "runner_on_skipped", "runner_on_unreachable"):
+                self._result(kind, data, now)
+            elif kind == "playbook_on_stats":
+                self._stats(data)
+        return True
+
+    def _result(self, kind: str, data: dict[str, Any], now: float) -> None:
+        name = data.get("host", "?")
+        progress = self.host(name)
+        progress.started = progress.started or now
+        progress.finished = now
+        res = data.get("res", {}) or {}
+        task = f"{data.get('role')} : {data.get('task', '')}" if data.get("role") else data.get("task", "")
+        if kind == "runner_on_ok":
+            if res.get("changed"):
+                progress.changed += 1
+                self._say(f"  changed: [{name}] {task}")
+            else:
+                progress.ok += 1
+                if self.verbose:
+                    self._say(f"  ok: [{name}] {task}")
+            self._diff(name, task, res)
+            if self.verbose and (res.get("msg") or res.get("stdout")):
+                self._say(f"    {res.get('msg') or res.get('stdout')}")
+        elif kind == "runner_on_skipped":
+            progress.skipped += 1
+        elif kind == "runner_on_failed":
+            if data.get("ignore_errors"):
+                progress.ok += 1
+                return
+            progress.failed += 1
+            message = _message(res)
+            progress.problems.append(f"{task}: {message}")
+            self._say(f"  FAILED: [{name}] {task}: {message}")
+        elif kind == "runner_on_unreachable":
+            progress.unreachable += 1
+            message = _message(res)
+            progress.problems.append(f"unreachable: {message}")
+            self._say(f"  UNREACHABLE: [{name}] {message}")
+
+    def _diff(self, host: str, task: str, res: dict[str, Any]) -> None:
+        diff = res.get("diff")
+        if not diff:
+            return
+        for item in diff if isinstance(diff, list) else [diff]:
+            text = item.get("prepared") if isinstance(item, dict) else None
+            if text is None and isinstance(item, dict) and ("before" in item or "after" in item):
+                text = _unified(item)
+            if text:
+                self.diffs.append(Diff(host, task, text))
+
+    def _stats(self, data: dict[str, Any]) -> None:
+        """The play recap is authoritative: counts from it replace our running tally."""
+        self.stats_seen = True
+        keys = {"ok": "ok", "changed": "changed", "failures": "failed", "dark": "unreachable",
+                "skipped": "skipped"}
+        names = set()
+        for key in keys:
+            names.update((data.get(key) or {}).keys())
+        for name in names:
+            progress = self.host(name)
+            for source, target in keys.items():
+                setattr(progress, target, int((data.get(source) or {}).get(name, 0)))
+            # ansible counts changed tasks inside ok; keep ok as "ok and unchanged" like the recap shows
+            progress.ok = max(progress.ok - progress.changed, 0)
+            progress.current = "done"
+
+    @property
+    def totals(self) -> dict[str, int]:
+        fields = ("ok", "changed", "failed", "unreachable", "skipped")
+        return {f: sum(getattr(h, f) for h in self.hosts.values()) for f in fields}
+
+
+def _message(res: dict[str, Any]) -> str:
+    text = res.get("msg") or res.get("stderr") or res.get("stdout") or res.get("reason") or "failed"
+    text = str(text).strip().splitlines()[0] if str(text).strip() else "failed"
+    return text[:300]
+
+
+def _unified(item: dict[str, Any]) -> str:
+    import difflib
+
+    before = str(item.get("before", ""))
+    after = str(item.get("after", ""))
+    header_before = item.get("before_header", "before")
+    header_after = item.get("after_header", "after")
+    return "".join(difflib.unified_diff(before.splitlines(True), after.splitlines(True),
+                                        str(header_before), str(header_after)))
+
+
+@dataclass
+class PlaybookRun:
+    """What to run: a playbook against a rendered inventory, with ansible-playbook's options."""
+
+    playbook: str
+    inventory: Path
+    record_dir: Path
+    limit: str | None = None
+    tags: str | None = None
+    skip_tags: str | None = None
+    check: bool = False
+    diff: bool = False
+    forks: int = 20
+    extravars: dict[str, Any] = field(default_factory=dict)
+
+    def envvars(self) -> dict[str, str]:
+        venv_bin = str(Path(sys.executable).parent)
+        return {
+            "PATH": f"{venv_bin}:{os.environ.get('PATH', '/usr/bin:/bin')}",
+            "ANSIBLE_CONFIG": str(ansible_root() / "ansible.cfg"),
+            "ANSIBLE_ROLES_PATH": str(roles_dir()),
+            "ANSIBLE_LIBRARY": str(roles_dir() / "switch" / "library"),
+            "ANSIBLE_CACHE_PLUGIN_CONNECTION": str(state_dir() / "facts"),
+            "ANSIBLE_LOCAL_TEMP": str(self.record_dir / "tmp"),
+            "ANSIBLE_NOCOLOR": "1",
+            "ANSIBLE_HOST_KEY_CHECKING": os.environ.get("ANSIBLE_HOST_KEY_CHECKING", "True"),
+        }
+
+    def cmdline(self) -> str:
+        parts = []
+        if self.check:
+            parts.append("--check")
+        if self.diff:
+            parts.append("--diff")
+        return " ".join(parts)
+
+    def count_tasks(self) -> int:
+        """How many tasks the play will start (for the progress bar): ansible-playbook --list-tasks."""
+        import subprocess
+
+        argv = [str(Path(sys.executable).parent / "ansible-playbook"), "-i", str(self.inventory), "--list-tasks",
+                str(playbooks_dir() / self.playbook)]
+        for flag, value in (("--limit", self.limit), ("--tags", self.tags), ("--skip-tags", self.skip_tags)):
+            if value:
+                argv += [flag, value]
+        env = {**os.environ, **self.envvars()}
+        try:
+            out = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=60, check=False).stdout
+        except (OSError, subprocess.TimeoutExpired):
+            return 0
+        return sum(1 for line in out.splitlines() if line.startswith("      ") and "TAGS:" in line)
+
+    def start(self, tracker: RunTracker, cancelled: Callable[[], bool]) -> tuple[threading.Thread, Any]:
+        """Start ansible-runner in a thread; events go to ``tracker``; ``cancelled`` stops it."""
+        self.record_dir.mkdir(parents=True, exist_ok=True)
+        (self.record_dir / "tmp").mkdir(exist_ok=True)
+        return ansible_runner.run_async(
+            private_data_dir=str(self.record_dir),
+            project_dir=str(playbooks_dir()),
+            playbook=self.playbook,
+            inventory=str(self.inventory),
+            limit=self.limit,
+            tags=self.tags,
+            skip_tags=self.skip_tags,
+            forks=self.forks,
+            cmdline=self.cmdline() or None,
+            extravars=self.extravars or None,
+            envvars=self.envvars(),
+            event_handler=tracker.handle,
+            cancel_callback=cancelled,
+            quiet=True,
+            ident="ansible",
+        )

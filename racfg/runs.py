@@ -1,0 +1,38 @@
+"""Run records: every deploy/validate/drift/smoke leaves ``.racfg/runs/<timestamp>-<command>/``.
+
+The record keeps the ansible-runner artifacts (full log and events), the rendered inventory the
+run used, and the results JSON, so an operator can answer "what did that run do?" later.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from racfg.paths import state_dir
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    path: Path
+    command: str
+
+    @classmethod
+    def create(cls, command: str, root: Path | None = None) -> RunRecord:
+        base = (root or state_dir()) / "runs"
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        path = base / f"{stamp}-{command}"
+        suffix = 1
+        while path.exists():
+            suffix += 1
+            path = base / f"{stamp}-{command}-{suffix}"
+        path.mkdir(parents=True)
+        return cls(path, command)
+
+    def write_json(self, name: str, data: Any) -> Path:
+        target = self.path / name
+        target.write_text(json.dumps(data, indent=2, sort_keys=True, default=str) + "\n")
+        return target

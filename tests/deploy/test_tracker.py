@@ -1,0 +1,42 @@
+"""The event tracker folds ansible-runner events into the recap a person reads."""
+
+from __future__ import annotations
+
+from racfg.playbook_run import RunTracker
+
+
+def ev(kind: str, **data: object) -> dict[str, object]:
+    return {"event": kind, "event_data": data}
+
+
+def test_tracker_counts_and_problems():
+    lines: list[str] = []
+    t = RunTracker(total_tasks=3, on_line=lines.append)
+    t.handle(ev("playbook_on_play_start", play="hosts"))
+    t.handle(ev("playbook_on_task_start", task="set mtu", role="fabric"))
+    t.handle(ev("runner_on_start", host="dgx01"))
+    t.handle(ev("runner_on_ok", host="dgx01", task="set mtu", role="fabric", res={"changed": True,
+                "diff": {"before": "mtu 1500\n", "after": "mtu 9000\n"}}))
+    t.handle(ev("runner_on_failed", host="dgx02", task="set mtu", role="fabric", res={"msg": "no such device"}))
+    t.handle(ev("runner_on_failed", host="dgx02", task="probe", ignore_errors=True, res={"msg": "x"}))
+    t.handle(ev("runner_on_unreachable", host="stor01", task="gather", res={"msg": "ssh: timed out"}))
+    t.handle(ev("runner_on_skipped", host="dgx01", task="gpu"))
+    assert t.tasks_started == 1
+    assert t.hosts["dgx01"].changed == 1 and t.hosts["dgx01"].skipped == 1
+    assert t.hosts["dgx02"].failed == 1 and t.hosts["dgx02"].ok == 1
+    assert t.hosts["dgx02"].problems == ["fabric : set mtu: no such device"]
+    assert t.hosts["stor01"].unreachable == 1
+    assert "  changed: [dgx01] fabric : set mtu" in lines
+    assert any(line.startswith("  UNREACHABLE: [stor01]") for line in lines)
+    assert t.diffs and "-mtu 1500" in t.diffs[0].text and "+mtu 9000" in t.diffs[0].text
+
+
+def test_stats_event_is_authoritative():
+    t = RunTracker()
+    t.handle(ev("runner_on_ok", host="dgx01", task="a", res={"changed": False}))
+    t.handle(ev("playbook_on_stats", ok={"dgx01": 10, "stor01": 4}, changed={"dgx01": 2},
+                failures={}, dark={"stor01": 1}, skipped={"dgx01": 3}))
+    assert t.stats_seen
+    assert (t.hosts["dgx01"].ok, t.hosts["dgx01"].changed, t.hosts["dgx01"].skipped) == (8, 2, 3)
+    assert t.hosts["stor01"].unreachable == 1
+    assert t.totals == {"ok": 12, "changed": 2, "failed": 0, "unreachable": 1, "skipped": 3}

@@ -23,7 +23,7 @@ test: setup lint
 lint: setup
 	$(BIN)/ruff check racfg tests bench roles
 	$(BIN)/yamllint -s inventory playbooks roles
-	cd $(CURDIR) && $(BIN)/ansible-lint -q --offline playbooks roles
+	PATH=$(CURDIR)/$(BIN):$$PATH $(BIN)/ansible-lint -q --offline playbooks roles
 
 unit: setup
 	$(BIN)/pytest -q -m "not lab" tests

@@ -2,6 +2,7 @@
 
 from racfg.cli import check_cmd as _check_cmd  # noqa: F401
 from racfg.cli import deploy_cmd as _deploy_cmd  # noqa: F401
+from racfg.cli import lab_cmd as _lab_cmd  # noqa: F401
 from racfg.cli.app import app, main, run
 
 __all__ = ["app", "main", "run"]

@@ -1,0 +1,288 @@
+"""``lab up``: build a site's lab step by step, idempotently, and undo it all if a step fails.
+
+Steps, in order (a failure names the step): image, repository, SSH key, management network,
+switches, hosts, cables, drives, boot, switch CLI, SSH. The state file is saved after each
+step so that a crash at any point can still be torn down. Running ``up`` on a lab that is
+already up from the same inventory changes nothing (it only restarts a stopped machine or
+switch CLI, e.g. after ``lab stop``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from racfg.errors import CannotRunError, RacfgError, UsageError
+from racfg.inventory.cluster import Cluster
+from racfg.inventory.loader import load_cluster
+from racfg.lab import drives, fabric, image, machines, names, prereq, repo, switches
+from racfg.lab.netns import create_netns
+from racfg.lab.sh import log, run
+from racfg.lab.state import CableState, HostState, LabState, SwitchState, load_state, save_state, site_dir
+from racfg.lab.teardown import teardown_site
+from racfg.locking import site_lock
+from racfg.paths import lab_root
+
+SSH_TIMEOUT = 120.0
+Progress = Callable[[str], None]
+
+
+@dataclass
+class UpResult:
+    site: str
+    changed: bool
+    timings: dict[str, float] = field(default_factory=dict)
+    state: LabState | None = None
+
+
+def _inventory_hash(path: Path, scale: int) -> str:
+    return hashlib.sha256(path.read_bytes() + f"\nscale={scale}".encode()).hexdigest()[:16]
+
+
+def _check_labbable(cluster: Cluster) -> None:
+    """What the lab cannot build is a usage error, said before anything is made."""
+    problems = []
+    seen: set[str] = set()
+    for node in [h.name for h in cluster.hosts] + list(cluster.switches):
+        if node in seen:
+            problems.append(f"node name {node} is used twice")
+        seen.add(node)
+    for host in cluster.hosts:
+        for nic in host.nics:
+            if nic.switch not in cluster.switches:
+                problems.append(f"{host.name} {nic.name}: unknown switch {nic.switch}")
+            elif nic.port is None:
+                problems.append(f"{host.name} {nic.name}: {nic.port_error}")
+            if len(nic.name) > 15:
+                problems.append(f"{host.name} {nic.name}: interface names are at most 15 characters")
+    if not cluster.hosts:
+        problems.append("the inventory has no hosts")
+    if problems:
+        raise UsageError(f"{cluster.display}: cannot build a lab: " + "; ".join(problems),
+                         hint="`racfg check` shows the inventory's problems with line numbers")
+
+
+def ssh_key_path(site: str) -> Path:
+    return site_dir(site) / "ssh" / "id_ed25519"
+
+
+def _ensure_ssh_key(site: str) -> str:
+    key = ssh_key_path(site)
+    key.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    if not key.exists():
+        run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", f"racfg-lab-{site}", "-f", str(key)])
+    return Path(f"{key}.pub").read_text()
+
+
+def _write_ssh_client_files(state: LabState, host_keys: dict[str, str]) -> None:
+    """known_hosts (by management address) and an ssh_config naming every host, for humans and tools."""
+    ssh_dir = ssh_key_path(state.site).parent
+    (ssh_dir / "known_hosts").write_text("".join(
+        f"{state.hosts[name].mgmt} {key}\n" for name, key in sorted(host_keys.items())))
+    blocks = [
+        f"Host {h.name}\n  HostName {h.mgmt}\n  User root\n  IdentityFile {ssh_dir / 'id_ed25519'}\n"
+        f"  IdentitiesOnly yes\n  UserKnownHostsFile {ssh_dir / 'known_hosts'}\n  StrictHostKeyChecking yes\n"
+        for h in state.hosts.values()
+    ]
+    (ssh_dir / "config").write_text("\n".join(blocks))
+
+
+def up(path: str | Path, *, scale_mbit_per_100g: int = fabric.DEFAULT_SCALE_MBIT_PER_100G,
+       progress: Progress | None = None) -> UpResult:
+    """Build (or confirm) the lab of the inventory at ``path``."""
+    say = progress or (lambda text: log.info("%s", text))
+    prereq.require()
+    if scale_mbit_per_100g < 1:
+        raise UsageError("--scale must be at least 1 Mbit/s per 100G")
+    cluster = load_cluster(path)
+    _check_labbable(cluster)
+    site = cluster.name
+    inv_hash = _inventory_hash(Path(path), scale_mbit_per_100g)
+    with site_lock(lab_root(), site, "lab"):
+        existing = load_state(site)
+        if existing is not None and existing.complete:
+            if existing.inventory_hash != inv_hash:
+                raise UsageError(
+                    f"a lab of site {site} is already up from a different inventory or scale ({existing.inventory})",
+                    hint=f"run `racfg lab down {existing.inventory}` first",
+                )
+            return _converge(existing, say)
+        if existing is not None or site_dir(site).exists():
+            say(f"removing the remains of an earlier lab of site {site}")
+            teardown_site(site)
+        return _build(cluster, Path(path), inv_hash, scale_mbit_per_100g, say)
+
+
+def _converge(state: LabState, say: Progress) -> UpResult:
+    """A lab already up: restart what was stopped, change nothing else."""
+    changed = False
+    directory = site_dir(state.site)
+    for host in state.hosts.values():
+        if not machines.is_running(host.pid):
+            say(f"starting stopped host {host.name}")
+            host.pid = machines.start(host, Path(state.repo), directory / "logs" / f"{host.name}.log")
+            changed = True
+    for sw in state.switches.values():
+        if sw.pid is None or not machines.is_running(sw.pid, switches.CLI_MODULE):
+            pid = switches.start_cli(sw, switches.switch_dir(directory, sw.name))
+            if pid != sw.pid:
+                sw.pid = pid
+                changed = changed or pid is not None
+    if changed:
+        save_state(state)
+        machines.wait_ssh(list(state.hosts.values()), SSH_TIMEOUT, directory / "logs")
+        switches.wait_cli([s for s in state.switches.values() if s.pid], 30, directory)
+    say(f"lab {state.site} is up" + ("" if changed else " (nothing changed)"))
+    return UpResult(state.site, changed, {}, state)
+
+
+def _build(cluster: Cluster, path: Path, inv_hash: str, scale: int, say: Progress) -> UpResult:
+    site = cluster.name
+    directory = site_dir(site)
+    timings: dict[str, float] = {}
+    step = "start"
+    started = time.monotonic()
+    last = started
+
+    def mark(name: str) -> None:
+        nonlocal last
+        now = time.monotonic()
+        timings[name] = round(now - last, 2)
+        last = now
+
+    try:
+        step = "image"
+        say("image: " + ("cached" if image.is_built() else "building with debootstrap (about a minute)"))
+        image_root, _ = image.ensure_image()
+        mark(step)
+        step = "repository"
+        repo_dir, built = repo.ensure_repo(image_root)
+        say("package repository: " + ("cached" if built is None else f"staged in {built:.0f} s"))
+        mark(step)
+
+        step = "management network"
+        directory.mkdir(parents=True, exist_ok=True)
+        (directory / "logs").mkdir(exist_ok=True)
+        pubkey = _ensure_ssh_key(site)
+        gateway = fabric.mgmt_gateway(cluster)
+        state = LabState(
+            site=site, inventory=str(path), inventory_hash=inv_hash, mgmt_bridge=names.mgmt_bridge(site),
+            mgmt_gateway=str(gateway), fabric=cluster.fabric.type, scale_mbit_per_100g=scale,
+            image=str(image_root), repo=str(repo_dir), started=time.strftime("%Y-%m-%d %H:%M:%S"),
+        )
+        save_state(state)
+        fabric.setup_mgmt_bridge(site, gateway)
+        prefixlen = gateway.network.prefixlen
+        mark(step)
+
+        step = "switches"
+        for sw in cluster.switches.values():
+            ns = names.netns(site, sw.name)
+            state.switches[sw.name] = SwitchState(
+                sw.name, sw.platform, ns, sw.spec.mgmt, str(switches.switch_dir(directory, sw.name) / "cli.json"))
+            save_state(state)
+            fabric.setup_switch_netns(ns)
+            fabric.attach_mgmt(site, sw.name, ns, sw.spec.mgmt, prefixlen)
+            switches.ensure_password(switches.switch_dir(directory, sw.name))
+        mark(step)
+
+        step = "hosts"
+        host_keys: dict[str, str] = {}
+        for host in cluster.hosts:
+            ns = names.netns(site, host.name)
+            hdir = machines.host_dir(directory, host.name)
+            hs = HostState(host.name, host.role, ns, str(host.mgmt), str(hdir / "root"),
+                           nics=[n.name for n in host.nics])
+            state.hosts[host.name] = hs
+            save_state(state)
+            create_netns(ns)
+            fabric.attach_mgmt(site, host.name, ns, str(host.mgmt), prefixlen)
+            root = machines.mount_root(image_root, hdir)
+            host_keys[host.name] = machines.prepare_root(root, host.name, pubkey)
+        _write_ssh_client_files(state, host_keys)
+        mark(step)
+
+        step = "cables"
+        ports: dict[str, dict[str, dict]] = {name: {} for name in cluster.switches}
+        for host in cluster.hosts:
+            for nic in host.nics:
+                assert nic.port is not None and nic.port_index is not None
+                sw_state = state.switches[nic.switch]
+                ifname = names.switch_port_ifname(nic.port_index, nic.lane)
+                rate = fabric.lab_rate_mbit(nic.speed_gbps, scale)
+                mac = fabric.add_cable(state.hosts[host.name].netns, nic.name, sw_state.netns, ifname, rate)
+                state.cables.append(CableState(host.name, nic.name, nic.switch, nic.port, ifname, nic.speed_gbps, rate))
+                ports[nic.switch][nic.port] = {
+                    "ifname": ifname, "speed_gbps": nic.speed_gbps, "lab_rate_mbit": rate,
+                    "peer_host": host.name, "peer_nic": nic.name, "peer_mac": mac,
+                }
+        save_state(state)
+        mark(step)
+
+        step = "drives"
+        for host in cluster.hosts:
+            for drive in host.drives:
+                backing = drives.drive_file(directory, host.name, drive.path)
+                state.hosts[host.name].drives[drive.path] = drives.attach(backing, drives.size_bytes(drive.size))
+                save_state(state)
+        mark(step)
+
+        step = "boot"
+        say(f"booting {len(state.hosts)} hosts")
+        for hs in state.hosts.values():
+            hs.pid = machines.start(hs, repo_dir, directory / "logs" / f"{hs.name}.log")
+            save_state(state)
+        mark(step)
+
+        step = "switch CLI"
+        for sw in cluster.switches.values():
+            sws = state.switches[sw.name]
+            sdir = switches.switch_dir(directory, sw.name)
+            switches.write_cli_config(sdir, {
+                "name": sw.name, "platform": sw.platform, "model": sw.model.name, "ports_count": sw.model.ports,
+                "listen": sw.spec.mgmt, "ssh_port": 22, "username": sw.spec.credentials.username,
+                "password_file": str(sdir / "password"), "state_dir": str(sdir), "netns": sws.netns,
+                "ports": ports[sw.name],
+            })
+            sws.pid = switches.start_cli(sws, sdir)
+            save_state(state)
+        if not switches.cli_available() and cluster.switches:
+            say("switch CLI not installed yet: switches have a data plane but no management CLI")
+        mark(step)
+
+        step = "SSH"
+        machines.wait_ssh(list(state.hosts.values()), SSH_TIMEOUT, directory / "logs")
+        switches.wait_cli([s for s in state.switches.values() if s.pid], 30, directory)
+        mark(step)
+        state.complete = True
+        save_state(state)
+    except (Exception, KeyboardInterrupt) as exc:
+        say(f"lab up failed at step '{step}': tearing down what was made")
+        try:
+            teardown_site(site)
+        except Exception as cleanup:  # report the original failure, but say cleanup had trouble
+            log.error("teardown after failure also failed: %s", cleanup)
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        detail = exc.message if isinstance(exc, RacfgError) else f"{type(exc).__name__}: {exc}"
+        hint = exc.hint if isinstance(exc, RacfgError) else None
+        raise CannotRunError(f"lab up failed at step '{step}': {detail}", hint=hint) from exc
+    timings["total"] = round(time.monotonic() - started, 2)
+    say(f"lab {site} is up: {len(state.hosts)} hosts, {len(state.switches)} switches, "
+        f"{len(state.cables)} cables in {timings['total']:.1f} s")
+    return UpResult(site, True, timings, state)
+
+
+def down(path: str | Path | None = None, *, site: str | None = None) -> list[str]:
+    """Remove the lab of an inventory (or of a site name, for when the inventory is gone)."""
+    prereq.require()
+    if site is None:
+        if path is None:
+            raise UsageError("give an inventory file or a site")
+        site = load_cluster(path).name
+    with site_lock(lab_root(), site, "lab"):
+        return teardown_site(site)
+

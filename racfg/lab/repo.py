@@ -1,0 +1,99 @@
+"""The lab's offline package repository: what the roles install, staged once per machine.
+
+Lab hosts have no route out, as on an air-gapped site. So that roles really install packages
+(and a deploy is not a no-op on a pre-baked image), the lab downloads the roles' packages and
+every dependency the image lacks, indexes them as a flat apt repository under
+``lab_root()/repo``, and bind-mounts it read-only into each host at ``/srv/racfg-repo`` with
+``deb [trusted=yes] file:/srv/racfg-repo ./`` as the host's only apt source.
+
+Dependencies are resolved by this machine's apt (Debian bookworm, like the image) against the
+*image's* dpkg status, so exactly the packages missing from the image are fetched.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import shutil
+import time
+from pathlib import Path
+
+from racfg.lab.sh import log, run
+from racfg.paths import lab_root
+
+# What the roles install (OFED inbox flavour, perf tools, NVMe, time). iperf3, fio and chrony
+# are in the image already (DESIGN.md's list); the rest must come from here.
+PACKAGES = ("rdma-core", "ibverbs-utils", "infiniband-diags", "perftest", "nvme-cli", "fio", "iperf3", "chrony")
+MOUNT_POINT = "/srv/racfg-repo"
+SOURCES_LINE = f"deb [trusted=yes] file:{MOUNT_POINT} ./\n"
+RECIPE_VERSION = 1
+
+
+def repo_dir() -> Path:
+    return lab_root() / "repo"
+
+
+def _key(image_root: Path) -> str:
+    status = (image_root / "var/lib/dpkg/status").read_bytes()
+    recipe = {"packages": sorted(PACKAGES), "recipe": RECIPE_VERSION, "status": hashlib.sha256(status).hexdigest()}
+    return hashlib.sha256(json.dumps(recipe, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def ensure_repo(image_root: Path) -> tuple[Path, float | None]:
+    """Stage the repository for this image unless it is cached. Returns (dir, seconds or None)."""
+    target = repo_dir()
+    key = _key(image_root)
+    stamp = target / "racfg-repo.json"
+    if stamp.exists() and json.loads(stamp.read_text()).get("key") == key:
+        return target, None
+    started = time.monotonic()
+    tmp = target.with_name("repo.staging")
+    shutil.rmtree(tmp, ignore_errors=True)
+    (tmp / "partial").mkdir(parents=True)
+    log.info("staging the lab's offline package repository (once per machine)")
+    apt_opts = [
+        "-o", f"Dir::State::status={image_root / 'var/lib/dpkg/status'}",
+        "-o", f"Dir::Cache::archives={tmp}",
+        "-o", "Debug::NoLocking=1",
+        "-o", "APT::Get::Download-Only=1",
+    ]
+    proc = run(["apt-get", "install", "-y", "-q", *apt_opts, *PACKAGES], check=False, timeout=600)
+    if proc.returncode != 0 and "Unable to locate package" in (proc.stderr + proc.stdout):
+        run(["apt-get", "update", "-q"], timeout=300)
+        proc = run(["apt-get", "install", "-y", "-q", *apt_opts, *PACKAGES], timeout=600)
+    elif proc.returncode != 0:
+        run(["apt-get", "install", "-y", "-q", *apt_opts, *PACKAGES], timeout=600)
+    shutil.rmtree(tmp / "partial", ignore_errors=True)
+    (tmp / "lock").unlink(missing_ok=True)
+    debs = sorted(tmp.glob("*.deb"))
+    _write_index(tmp, debs)
+    (tmp / "racfg-repo.json").write_text(json.dumps({"key": key, "packages": [d.name for d in debs]}, indent=1))
+    if target.exists():
+        old = target.with_name("repo.old")
+        shutil.rmtree(old, ignore_errors=True)
+        target.rename(old)
+        shutil.rmtree(old, ignore_errors=True)
+    tmp.rename(target)
+    return target, time.monotonic() - started
+
+
+def _write_index(directory: Path, debs: list[Path]) -> None:
+    """A flat repository index (Packages, Packages.gz, Release), as dpkg-scanpackages would write."""
+    stanzas = []
+    for deb in debs:
+        control = run(["dpkg-deb", "-f", str(deb)], quiet=True).stdout.rstrip("\n")
+        data = deb.read_bytes()
+        stanzas.append(
+            f"{control}\nFilename: ./{deb.name}\nSize: {len(data)}\n"
+            f"MD5sum: {hashlib.md5(data).hexdigest()}\nSHA256: {hashlib.sha256(data).hexdigest()}\n"
+        )
+    packages = "\n".join(stanzas).encode()
+    (directory / "Packages").write_bytes(packages)
+    (directory / "Packages.gz").write_bytes(gzip.compress(packages, mtime=0))
+    lines = ["Origin: racfg-lab", "Label: racfg-lab", "Suite: racfg-lab", "Codename: racfg-lab",
+             f"Date: {time.strftime('%a, %d %b %Y %H:%M:%S +0000', time.gmtime())}", "SHA256:"]
+    for name in ("Packages", "Packages.gz"):
+        blob = (directory / name).read_bytes()
+        lines.append(f" {hashlib.sha256(blob).hexdigest()} {len(blob)} {name}")
+    (directory / "Release").write_text("\n".join(lines) + "\n")

@@ -1,0 +1,111 @@
+"""What a running lab is made of, on disk, so that status, exec, faults and down can find it.
+
+``lab_root()/<site>/state.json`` is written step by step during ``lab up`` (so a failed up
+can still be torn down) and read by everything else. Teardown does not depend on it: it also
+finds the lab's resources by name (see names.py), so a lost state file leaves nothing stuck.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from racfg.paths import lab_root
+
+
+@dataclass
+class HostState:
+    name: str
+    role: str
+    netns: str
+    mgmt: str
+    root: str  # overlay mount point (the machine's /)
+    pid: int | None = None  # systemd-nspawn
+    drives: dict[str, str] = field(default_factory=dict)  # inventory path -> /dev/loopN
+    nics: list[str] = field(default_factory=list)
+
+
+@dataclass
+class SwitchState:
+    name: str
+    platform: str
+    netns: str
+    mgmt: str
+    config: str  # cli.json
+    pid: int | None = None  # switch CLI process, None when not started
+
+
+@dataclass
+class CableState:
+    host: str
+    nic: str
+    switch: str
+    port: str  # canonical inventory port name
+    switch_ifname: str
+    speed_gbps: float
+    lab_rate_mbit: int
+
+
+@dataclass
+class LabState:
+    site: str
+    inventory: str
+    inventory_hash: str
+    mgmt_bridge: str
+    mgmt_gateway: str  # CIDR on the root-namespace bridge
+    fabric: str
+    scale_mbit_per_100g: int
+    image: str
+    repo: str
+    started: str
+    complete: bool = False
+    hosts: dict[str, HostState] = field(default_factory=dict)
+    switches: dict[str, SwitchState] = field(default_factory=dict)
+    cables: list[CableState] = field(default_factory=list)
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), indent=1, sort_keys=True)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> LabState:
+        data = dict(data)
+        data["hosts"] = {k: HostState(**v) for k, v in data.get("hosts", {}).items()}
+        data["switches"] = {k: SwitchState(**v) for k, v in data.get("switches", {}).items()}
+        data["cables"] = [CableState(**c) for c in data.get("cables", [])]
+        return cls(**data)
+
+
+def site_dir(site: str) -> Path:
+    return lab_root() / site
+
+
+def state_path(site: str) -> Path:
+    return site_dir(site) / "state.json"
+
+
+def load_state(site: str) -> LabState | None:
+    path = state_path(site)
+    try:
+        return LabState.from_dict(json.loads(path.read_text()))
+    except FileNotFoundError:
+        return None
+    except (ValueError, TypeError):
+        return None  # a torn write from a killed `lab up`: teardown finds things by name
+
+
+def save_state(state: LabState) -> None:
+    path = state_path(state.site)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(state.to_json())
+    os.replace(tmp, path)
+
+
+def known_sites() -> list[str]:
+    root = lab_root()
+    if not root.is_dir():
+        return []
+    return sorted(p.parent.name for p in root.glob("*/state.json"))

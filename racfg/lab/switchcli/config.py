@@ -1,0 +1,61 @@
+"""cli.json: what the lab tells one emulated switch about itself (see racfg.lab's switch start)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+
+@dataclass(frozen=True)
+class CabledPort:
+    ifname: str | None  # the switch-side veth in the switch's netns; None: config state only
+    speed_gbps: float
+    peer_host: str
+    peer_nic: str
+    peer_mac: str = ""
+
+
+@dataclass
+class CliConfig:
+    name: str
+    platform: str
+    model: str
+    ports_count: int
+    listen: str
+    ssh_port: int
+    username: str
+    password_file: str
+    state_dir: Path
+    ports: dict[str, CabledPort] = field(default_factory=dict)
+    ports_per_slot: int = 0
+    netns: str | None = None
+    default_speed_gbps: float = 100.0
+
+    @property
+    def password(self) -> str:
+        return Path(self.password_file).read_text(encoding="utf-8").strip()
+
+    @classmethod
+    def load(cls, path: str | Path) -> CliConfig:
+        data: dict[str, Any] = json.loads(Path(path).read_text(encoding="utf-8"))
+        from racfg.catalog import SWITCH_MODELS
+
+        known = SWITCH_MODELS.get(data["model"])
+        per_slot = data.get("ports_per_slot")
+        if per_slot is None:
+            per_slot = known.ports_per_slot if known else 0
+        ports = {
+            name: CabledPort(p.get("ifname"), float(p.get("speed_gbps") or 100.0), p.get("peer_host", ""),
+                             p.get("peer_nic", ""), p.get("peer_mac", ""))
+            for name, p in (data.get("ports") or {}).items()
+        }
+        return cls(
+            name=data["name"], platform=data["platform"], model=data["model"],
+            ports_count=int(data["ports_count"]), listen=data.get("listen", "127.0.0.1"),
+            ssh_port=int(data.get("ssh_port", 22)), username=data.get("username", "admin"),
+            password_file=data["password_file"], state_dir=Path(data["state_dir"]), ports=ports,
+            ports_per_slot=int(per_slot or 0), netns=data.get("netns"),
+            default_speed_gbps=float(known.speed_gbps if known else 100.0),
+        )

@@ -1,0 +1,68 @@
+"""One emulated switch: its config (running/startup), its cabling and its links."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from racfg.catalog import SwitchModel
+from racfg.lab.switchcli import dataplane
+from racfg.lab.switchcli.config import CliConfig
+from racfg.lab.switchcli.state import ConfigStore, SwitchConfig, factory_config, load_or_factory
+
+VERSIONS = {"onyx": "3.6.8010", "eos": "4.30.0F", "mlnxos-ib": "3.6.8010"}
+
+
+@dataclass(frozen=True)
+class PortStatus:
+    admin_up: bool
+    oper_up: bool
+    mtu: int
+    speed_gbps: float
+    description: str
+    counters: dict[str, int]
+
+
+class EmulatedSwitch:
+    def __init__(self, cfg: CliConfig) -> None:
+        self.cfg = cfg
+        self.model = SwitchModel(cfg.model, cfg.platform, cfg.ports_count, cfg.default_speed_gbps, cfg.ports_per_slot)
+        self.store = ConfigStore(cfg.state_dir)
+        self.running: SwitchConfig = load_or_factory(
+            self.store, factory_config(cfg.name, cfg.platform, self.model, cfg.default_speed_gbps))
+        self.boot_time = time.time()
+        self.version = VERSIONS[cfg.platform]
+        self.sync_links()
+
+    def sync_links(self) -> str:
+        """Push port MTU and admin state of the running config onto the veths."""
+        settings = {}
+        for name, cabled in self.cfg.ports.items():
+            port = self.running.ports.get(name)
+            if cabled.ifname and port is not None:
+                settings[cabled.ifname] = (port.mtu, port.admin_up)
+        return dataplane.apply_links(settings) if settings else ""
+
+    def commit(self, new: SwitchConfig) -> str:
+        """Make ``new`` the running config and apply it to the links."""
+        self.running = new
+        return self.sync_links()
+
+    def save(self) -> None:
+        self.store.save(self.running)
+
+    def status(self, port: str, config: SwitchConfig | None = None) -> PortStatus:
+        pc = (config or self.running).ports[port]
+        cabled = self.cfg.ports.get(port)
+        if cabled is None:
+            oper, counters = False, dict.fromkeys(dataplane.COUNTERS, 0)
+        elif cabled.ifname:
+            oper = pc.admin_up and dataplane.link_up(cabled.ifname)
+            counters = dataplane.counters(cabled.ifname)
+        else:
+            oper, counters = pc.admin_up, dict.fromkeys(dataplane.COUNTERS, 0)
+        return PortStatus(pc.admin_up, oper, pc.mtu, pc.speed_gbps, pc.description, counters)
+
+    def mac(self, index: int) -> str:
+        base = sum(self.cfg.name.encode()) % 250
+        return f"7c:fe:90:{base:02x}:{index // 256:02x}:{index % 256:02x}"

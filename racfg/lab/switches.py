@@ -1,0 +1,98 @@
+"""Lab switches: a namespace with a bridge (see fabric.py) plus the switch engineer's SSH CLI.
+
+The lab owns the switch's credentials and wiring; ``racfg.lab.switchcli`` owns the CLI. The
+contract between them is one JSON file per switch (``cli.json``: platform, listen address,
+password file, netns and the port -> veth map) and one command line, run inside the switch's
+namespace so that port MTU and shutdown issued on the CLI act on the real data plane:
+
+    <python> -m racfg.lab.switchcli --config <lab_root()/<site>/switches/<name>/cli.json>
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import json
+import os
+import secrets
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from racfg.errors import CannotRunError
+from racfg.lab.machines import _children, _tail, is_running, ssh_banner
+from racfg.lab.sh import log
+from racfg.lab.state import SwitchState
+
+CLI_MODULE = "racfg.lab.switchcli"
+
+
+def switch_dir(site_dir: Path, switch: str) -> Path:
+    return site_dir / "switches" / switch
+
+
+def ensure_password(directory: Path) -> Path:
+    """One random password per lab switch, mode 0600, kept for the life of the lab."""
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / "password"
+    if not path.exists():
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as handle:
+            handle.write(secrets.token_urlsafe(18) + "\n")
+    return path
+
+
+def write_cli_config(directory: Path, config: dict[str, Any]) -> Path:
+    path = directory / "cli.json"
+    path.write_text(json.dumps(config, indent=1, sort_keys=True) + "\n")
+    return path
+
+
+def cli_available() -> bool:
+    """The switch CLI is built by another engineer; until it exists the lab runs switches without it."""
+    try:
+        return importlib.util.find_spec(f"{CLI_MODULE}.__main__") is not None
+    except ModuleNotFoundError:
+        return False
+
+
+def start_cli(switch: SwitchState, directory: Path) -> int | None:
+    """Start the switch CLI inside the switch namespace; None (and a log line) if it does not exist yet."""
+    if switch.pid and is_running(switch.pid, CLI_MODULE):
+        return switch.pid
+    if not cli_available():
+        log.warning("switch CLI (%s) not installed yet: switch %s has no management CLI", CLI_MODULE, switch.name)
+        return None
+    with open(directory / "cli.log", "ab") as out:
+        proc = subprocess.Popen(
+            ["ip", "netns", "exec", switch.netns, sys.executable, "-m", CLI_MODULE, "--config", switch.config],
+            stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
+        )
+    _children.append(proc)
+    return proc.pid
+
+
+def wait_cli(switches: list[SwitchState], timeout: float, site_dir: Path) -> None:
+    pending = {s.name: s for s in switches if s.pid}
+    deadline = time.monotonic() + timeout
+    while pending and time.monotonic() < deadline:
+        for name, sw in list(pending.items()):
+            if not is_running(sw.pid, CLI_MODULE):
+                log_file = switch_dir(site_dir, name) / "cli.log"
+                raise CannotRunError(f"switch CLI of {name} exited: {_tail(log_file)}", hint=f"see {log_file}")
+            if ssh_banner(sw.mgmt, timeout=0.5):
+                del pending[name]
+        if pending:
+            time.sleep(0.2)
+    if pending:
+        raise CannotRunError(f"switch CLI not answering on SSH after {timeout:.0f} s: {', '.join(sorted(pending))}")
+
+
+def stop_cli(switch: SwitchState) -> None:
+    if switch.pid and is_running(switch.pid, CLI_MODULE):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(switch.pid, signal.SIGTERM)
+    switch.pid = None

@@ -1,0 +1,142 @@
+"""Removing a lab, completely, whatever state it is in.
+
+Used by ``lab down``, by a failed ``lab up`` (to undo what it made) and by the test fixture.
+It is idempotent and does not trust the state file: every kind of resource is also found by
+name (namespaces ``rf-<site>.*``, the site's management bridge, overlay mounts and loop
+devices under the site directory), so a half-built lab or a lost state file leaves nothing.
+Order matters: processes first (they pin mounts), then mounts, namespaces, links, loops.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import time
+from pathlib import Path
+
+from racfg.lab import drives, names
+from racfg.lab.machines import is_running
+from racfg.lab.netns import delete_netns, kill_netns_processes, list_netns, root_links
+from racfg.lab.sh import log, ok
+from racfg.lab.state import known_sites, load_state, site_dir
+from racfg.paths import lab_root
+
+
+def _mounts_under(prefix: str) -> list[str]:
+    points = []
+    with open("/proc/self/mounts") as f:
+        for line in f:
+            point = line.split()[1].replace("\\040", " ")
+            if point.startswith(prefix):
+                points.append(point)
+    return sorted(points, key=len, reverse=True)
+
+
+def _lab_overlay_mounts() -> list[str]:
+    """Overlay mounts of any racfg lab (lower dir is a lab image), wherever its lab root is."""
+    points = []
+    with open("/proc/self/mounts") as f:
+        for line in f:
+            fields = line.split()
+            if fields[2] == "overlay" and "/images/bookworm-" in fields[3] and "/hosts/" in fields[1]:
+                points.append(fields[1])
+    return sorted(points, key=len, reverse=True)
+
+
+def _umount(point: str) -> None:
+    if not ok(["umount", point]):
+        ok(["umount", "-l", point])
+
+
+def _terminate(pids: list[int], expect: str, grace: float) -> None:
+    """SIGTERM the processes (nspawn powers its machine off cleanly), give them ``grace`` seconds."""
+    live = [p for p in pids if is_running(p, expect)]
+    for pid in live:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + grace
+    while live and time.monotonic() < deadline:
+        time.sleep(0.2)
+        live = [p for p in live if is_running(p, expect)]
+
+
+def teardown_site(site: str, grace: float = 4.0) -> list[str]:
+    """Remove every trace of the site's lab. Returns a list of what was removed (for the log)."""
+    removed: list[str] = []
+    state = load_state(site)
+    directory = site_dir(site)
+    prefix = names.netns_prefix(site)
+    if state is not None:
+        _terminate([h.pid for h in state.hosts.values() if h.pid], "systemd-nspawn", grace)
+        _terminate([s.pid for s in state.switches.values() if s.pid], "racfg.lab.switchcli", 1.0)
+    namespaces = [ns for ns in list_netns() if ns.startswith(prefix)]
+    for ns in namespaces:
+        kill_netns_processes(ns)
+    for point in _mounts_under(str(directory) + "/"):
+        _umount(point)
+        removed.append(f"mount {point}")
+    for ns in namespaces:
+        delete_netns(ns)
+        removed.append(f"netns {ns}")
+    bridge = names.mgmt_bridge(site)
+    if bridge in root_links(bridge):
+        ok(["ip", "link", "delete", bridge])
+        removed.append(f"bridge {bridge}")
+    removed += [f"loop {d}" for d in drives.detach_lab_loops(directory)]
+    if directory.exists():
+        shutil.rmtree(directory, ignore_errors=True)
+        removed.append(f"dir {directory}")
+    log.info("lab %s down: removed %d resources", site, len(removed))
+    return removed
+
+
+def teardown_all() -> list[str]:
+    """Remove every racfg lab on this machine, known or stray (``lab down --all``)."""
+    removed: list[str] = []
+    for site in known_sites():
+        removed += teardown_site(site)
+    stray_ns = [ns for ns in list_netns() if ns.startswith(names.NETNS_PREFIX)]
+    for ns in stray_ns:
+        kill_netns_processes(ns)
+    for point in _lab_overlay_mounts():
+        _umount(point)
+        removed.append(f"mount {point}")
+    for ns in stray_ns:
+        delete_netns(ns)
+        removed.append(f"netns {ns}")
+    for link in root_links(names.ROOT_LINK_PREFIX):
+        ok(["ip", "link", "delete", link])
+        removed.append(f"link {link}")
+    removed += [f"loop {d}" for d in drives.detach_lab_loops(None)]
+    root = lab_root()
+    if root.is_dir():
+        for entry in root.iterdir():
+            if entry.is_dir() and entry.name not in ("images", "repo") and (entry / "hosts").exists():
+                shutil.rmtree(entry, ignore_errors=True)
+                removed.append(f"dir {entry}")
+    return removed
+
+
+def leftovers(site: str | None = None) -> list[str]:
+    """What of a lab (one site, or any) is still on the machine: empty after a clean down."""
+    prefix = names.netns_prefix(site) if site else names.NETNS_PREFIX
+    found = [f"netns {ns}" for ns in list_netns() if ns.startswith(prefix)]
+    links = [names.mgmt_bridge(site)] if site else [names.ROOT_LINK_PREFIX]
+    for link_prefix in links:
+        found += [f"link {link}" for link in root_links(link_prefix)]
+    if site:
+        found += [f"mount {m}" for m in _mounts_under(str(site_dir(site)) + "/")]
+        dir_prefix = str(site_dir(site)) + "/"
+    else:
+        found += [f"mount {m}" for m in _lab_overlay_mounts()]
+        dir_prefix = ""
+    found += [f"loop {dev} ({back})" for back, dev in drives.loops_by_file().items()
+              if back.endswith(names.DRIVE_SUFFIX) and back.startswith(dir_prefix)]
+    return found
+
+
+def site_exists(site: str) -> bool:
+    return Path(site_dir(site) / "state.json").exists() or any(
+        ns.startswith(names.netns_prefix(site)) for ns in list_netns())

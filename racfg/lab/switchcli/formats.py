@@ -91,7 +91,9 @@ def mlnx_running(sw: EmulatedSwitch, config: SwitchConfig) -> str:
             mtu = _IB_MTU.get(pc.mtu, str(pc.mtu)) if keyword == "ib" else f"{pc.mtu} force"
             lines.append(f"{ctx} mtu {mtu}")
         if pc.speed_gbps != sw.cfg.default_speed_gbps:
-            speed = _IB_SPEED.get(pc.speed_gbps, f"{pc.speed_gbps:g}G") if keyword == "ib" else f"{pc.speed_gbps:g}G force"
+            speed = f"{pc.speed_gbps:g}G force"
+            if keyword == "ib":
+                speed = _IB_SPEED.get(pc.speed_gbps, f"{pc.speed_gbps:g}G")
             lines.append(f"{ctx} speed {speed}")
         if pc.description:
             lines.append(f"{ctx} description {pc.description}")

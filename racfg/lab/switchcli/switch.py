@@ -32,6 +32,7 @@ class EmulatedSwitch:
             self.store, factory_config(cfg.name, cfg.platform, self.model, cfg.default_speed_gbps))
         self.boot_time = time.time()
         self.version = VERSIONS[cfg.platform]
+        self.sessions: dict[str, SwitchConfig] = {}  # EOS config sessions, by name
         self.sync_links()
 
     def sync_links(self) -> str:
@@ -42,6 +43,14 @@ class EmulatedSwitch:
             if cabled.ifname and port is not None:
                 settings[cabled.ifname] = (port.mtu, port.admin_up)
         return dataplane.apply_links(settings) if settings else ""
+
+    def sync_port(self, port: str) -> str:
+        """Push one port's MTU and admin state onto its veth (if it is cabled to one)."""
+        cabled = self.cfg.ports.get(port)
+        if cabled is None or not cabled.ifname:
+            return ""
+        pc = self.running.ports[port]
+        return dataplane.apply_links({cabled.ifname: (pc.mtu, pc.admin_up)})
 
     def commit(self, new: SwitchConfig) -> str:
         """Make ``new`` the running config and apply it to the links."""

@@ -1,0 +1,357 @@
+"""The CLI engine shared by every emulated platform: modes, prompts, command matching with
+abbreviations, errors, pipes, and the actions that change the switch's config.
+
+One instance per SSH session; the switch (config, links) is shared between sessions.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Callable
+
+from racfg.lab.switchcli.formats import to_json
+from racfg.lab.switchcli.platforms import PLATFORMS, TEXT_FORMS, Platform
+from racfg.lab.switchcli.state import SwitchConfig
+from racfg.lab.switchcli.switch import EmulatedSwitch
+from racfg.switches.ports import canonical_port, device_port
+
+_IB_SPEEDS = {"sdr": 10.0, "ddr": 20.0, "qdr": 40.0, "fdr": 56.0, "edr": 100.0, "hdr": 200.0, "ndr": 400.0}
+
+
+class CliError(Exception):
+    """A command the switch refuses; the message is printed as the switch prints it."""
+
+
+def _match(pattern: list[str], words: list[tuple[str, int]], line: str, exact: bool) -> tuple[dict[str, str], int]:
+    """(args, matched word count); args is {} with count < 0 when the pattern does not match."""
+    args: dict[str, str] = {}
+    i = 0
+    for token in pattern:
+        word = words[i][0].lower() if i < len(words) else None
+        if token.startswith("[") and token.endswith("]"):
+            lit = token[1:-1]
+            if word is not None and (word == lit or (not exact and lit.startswith(word))):
+                i += 1
+            continue
+        if token.startswith("<") and token.endswith("...>"):
+            if word is None:
+                return {}, -i - 1
+            args[token[1:-4]] = line[words[i][1]:].strip()
+            return args, len(words)
+        if token.startswith("<"):
+            if word is None:
+                return {}, -i - 1
+            args[token[1:-1]] = words[i][0]
+            i += 1
+            continue
+        if word is None or not (word == token or (not exact and token.startswith(word))):
+            return {}, -i - 1
+        i += 1
+    return (args, i) if i == len(words) else ({}, -i - 1)
+
+
+class CliSession:
+    def __init__(self, switch: EmulatedSwitch) -> None:
+        self.sw = switch
+        self.p: Platform = PLATFORMS[switch.cfg.platform]
+        self.mode = "user"
+        self.port: str | None = None
+        self.session: str | None = None
+
+    # --- prompt and dispatch ------------------------------------------------------------------
+    @property
+    def config(self) -> SwitchConfig:
+        if self.session is not None:
+            return self.sw.sessions[self.session]
+        return self.sw.running
+
+    def prompt(self) -> str:
+        port = device_port(self.p.name, self.port, short=True) if self.port and self.p.name == "eos" else self.port
+        session = f"-s-{self.session}" if self.session else ""
+        return self.p.prompts[self.mode].format(host=self.config.hostname, port=port, session=session)
+
+    def handle(self, line: str) -> tuple[str, bool]:
+        """Run one typed line: (output, close the session?)."""
+        line = line.strip()
+        if not line or line.startswith("!") or line.startswith("#"):
+            return "", False
+        command, _, pipe = line.partition(" | ")
+        words = [(m.group(0), m.start()) for m in re.finditer(r"\S+", command)]
+        try:
+            action, args = self._lookup(command, words)
+            if action == "logout":
+                return "", True
+            return self._run(action, args, pipe.strip()), False
+        except CliError as exc:
+            return str(exc), False
+
+    def _lookup(self, command: str, words: list[tuple[str, int]]) -> tuple[str, dict[str, str]]:
+        rules = [(pat.split(), action) for modes, pat, action in self.p.grammar if self.mode in modes]
+        best = 0
+        for exact in (True, False):
+            for pattern, action in rules:
+                args, count = _match(pattern, words, command, exact)
+                if count >= 0:
+                    return action, args
+                best = max(best, -count - 1)
+        if best >= len(words):
+            raise CliError(self.p.incomplete_error)
+        token = words[min(best, len(words) - 1)][0]
+        raise CliError(self.p.unknown_error.format(token=token, index=best))
+
+    def _run(self, action: str, args: dict[str, str], pipe: str) -> str:
+        if action.startswith("show:"):
+            return self._show(action[5:], pipe)
+        handler: Callable[[dict[str, str]], str] = getattr(self, f"do_{action}")
+        return handler(args)
+
+    def _show(self, key: str, pipe: str) -> str:
+        formatter, is_json = self.p.shows[key]
+        data = formatter(self.sw, self.config)
+        if pipe:
+            if self.p.json_pipe and pipe == self.p.json_pipe:
+                return to_json(data) if is_json else data
+            if pipe.startswith("include ") or pipe.startswith("inc "):
+                text = to_json(data) if is_json else data
+                needle = pipe.split(None, 1)[1]
+                return "\n".join(ln for ln in text.splitlines() if re.search(needle, ln))
+            raise CliError(self.p.unknown_error.format(token=pipe.split()[0], index=0))
+        if not is_json:
+            return data
+        text_form = TEXT_FORMS.get((self.p.name, key))
+        return text_form(self.sw, self.config) if text_form else _as_text(data)
+
+    # --- modes --------------------------------------------------------------------------------
+    def do_ok(self, args: dict[str, str]) -> str:
+        return ""
+
+    def do_pagination(self, args: dict[str, str]) -> str:
+        return "Pagination disabled."
+
+    def do_width(self, args: dict[str, str]) -> str:
+        return f"Width set to {args['n']} columns."
+
+    def do_unknown(self, args: dict[str, str]) -> str:
+        raise CliError(self.p.unknown_error.format(token="write", index=0))
+
+    def do_enable(self, args: dict[str, str]) -> str:
+        self.mode = "enable"
+        return ""
+
+    def do_disable(self, args: dict[str, str]) -> str:
+        self.mode = "user"
+        return ""
+
+    def do_configure(self, args: dict[str, str]) -> str:
+        self.mode = "config"
+        return ""
+
+    def do_configure_session(self, args: dict[str, str]) -> str:
+        name = args["name"]
+        self.sw.sessions.setdefault(name, self.sw.running.copy())
+        self.session, self.mode = name, "config"
+        return ""
+
+    def do_exit(self, args: dict[str, str]) -> str:
+        if self.mode == "if":
+            self.mode, self.port = "config", None
+        else:
+            self.mode, self.session = "enable", None
+        return ""
+
+    def do_end(self, args: dict[str, str]) -> str:
+        self.mode, self.port, self.session = "enable", None, None
+        return ""
+
+    def do_commit(self, args: dict[str, str]) -> str:
+        if self.session is None:
+            raise CliError("% Not in a configuration session")
+        new = self.sw.sessions.pop(self.session)
+        self.session, self.mode, self.port = None, "enable", None
+        error = self.sw.commit(new)
+        return f"% Failed to apply some link settings: {error}" if error else ""
+
+    def do_abort(self, args: dict[str, str]) -> str:
+        if self.session is None:
+            raise CliError("% Not in a configuration session")
+        self.sw.sessions.pop(self.session, None)
+        self.session, self.mode, self.port = None, "enable", None
+        return ""
+
+    def do_session_diffs(self, args: dict[str, str]) -> str:
+        if self.session is None:
+            raise CliError("% Not in a configuration session")
+        running = self.p.shows["running"][0]
+        before = running(self.sw, self.sw.running).splitlines()
+        after = running(self.sw, self.config).splitlines()
+        return "\n".join(difflib.unified_diff(before, after, "system:/running-config",
+                                              f"session:/{self.session}-session-config", lineterm=""))
+
+    def do_save(self, args: dict[str, str]) -> str:
+        self.sw.save()
+        return "Copy completed successfully." if self.p.name == "eos" else ""
+
+    def do_hostname(self, args: dict[str, str]) -> str:
+        self.config.hostname = args["name"]
+        return ""
+
+    # --- interfaces ---------------------------------------------------------------------------
+    def _port(self, text: str) -> str:
+        port = canonical_port(self.p.name, text if self.p.name == "eos" else f"1/{text.split('/', 1)[-1]}"
+                              if not text.startswith("1/") else text)
+        if port is None or port not in self.config.ports:
+            if self.p.name == "eos":
+                raise CliError(f"% Interface does not exist: {text}")
+            raise CliError(f"% Interface {self.p.interface_keyword} {text} does not exist")
+        return port
+
+    def do_interface(self, args: dict[str, str]) -> str:
+        self.port, self.mode = self._port(args["port"]), "if"
+        return ""
+
+    def do_interface_inline(self, args: dict[str, str]) -> str:
+        """Onyx's one-line form: ``interface ethernet 1/1 mtu 9000 force`` from config mode."""
+        saved = (self.mode, self.port)
+        self.port, self.mode = self._port(args["port"]), "if"
+        try:
+            rest = args["rest"]
+            words = [(m.group(0), m.start()) for m in re.finditer(r"\S+", rest)]
+            action, sub = self._lookup(rest, words)
+            if action in ("exit", "logout"):
+                raise CliError(self.p.unknown_error.format(token=words[0][0], index=3))
+            return self._run(action, sub, "")
+        finally:
+            self.mode, self.port = saved
+
+    def _changed(self) -> str:
+        if self.session is None and self.port is not None:
+            error = self.sw.sync_port(self.port)
+            if error:
+                return f"% Failed to apply to the port: {error}"
+        return ""
+
+    def do_port_mtu(self, args: dict[str, str]) -> str:
+        text = args["mtu"].upper()
+        value = int(text[:-1]) * 1024 if text.endswith("K") and text[:-1].isdigit() else None
+        if value is None and not text.isdigit():
+            raise CliError(self.p.unknown_error.format(token=args["mtu"], index=1))
+        value = value or int(text)
+        low, high = self.p.mtu_range
+        if not low <= value <= high:
+            raise CliError(f"% MTU {value} is out of range. Valid range is {low}-{high}.")
+        assert self.port is not None
+        self.config.ports[self.port].mtu = value
+        return self._changed()
+
+    def do_port_description(self, args: dict[str, str]) -> str:
+        assert self.port is not None
+        self.config.ports[self.port].description = args["text"].strip('"')
+        return ""
+
+    def do_port_no_description(self, args: dict[str, str]) -> str:
+        assert self.port is not None
+        self.config.ports[self.port].description = ""
+        return ""
+
+    def do_port_speed(self, args: dict[str, str]) -> str:
+        text = args["speed"].lower()
+        if text in _IB_SPEEDS:
+            value = _IB_SPEEDS[text]
+        else:
+            match = re.fullmatch(r"(\d+(?:\.\d+)?)g(?:full)?(?:x\d)?", text)
+            if not match:
+                raise CliError(self.p.unknown_error.format(token=args["speed"], index=1))
+            value = float(match.group(1))
+        if value > self.sw.cfg.default_speed_gbps:
+            raise CliError(f"% Speed {args['speed']} is not supported on this interface")
+        assert self.port is not None
+        self.config.ports[self.port].speed_gbps = value
+        return ""
+
+    def do_port_shutdown(self, args: dict[str, str]) -> str:
+        assert self.port is not None
+        self.config.ports[self.port].admin_up = False
+        return self._changed()
+
+    def do_port_no_shutdown(self, args: dict[str, str]) -> str:
+        assert self.port is not None
+        self.config.ports[self.port].admin_up = True
+        return self._changed()
+
+    # --- PFC / RoCE ---------------------------------------------------------------------------
+    @staticmethod
+    def _prio(text: str) -> int:
+        if not text.isdigit() or not 0 <= int(text) <= 7:
+            raise CliError(f"% Invalid priority {text}. Valid range is 0-7.")
+        return int(text)
+
+    def do_pfc_global_on(self, args: dict[str, str]) -> str:
+        self.config.pfc = True
+        return ""
+
+    def do_pfc_global_off(self, args: dict[str, str]) -> str:
+        self.config.pfc = False
+        return ""
+
+    def do_pfc_prio_on(self, args: dict[str, str]) -> str:
+        prio = self._prio(args["prio"])
+        self.config.pfc_priorities = sorted({*self.config.pfc_priorities, prio})
+        return ""
+
+    def do_pfc_prio_off(self, args: dict[str, str]) -> str:
+        prio = self._prio(args["prio"])
+        self.config.pfc_priorities = [p for p in self.config.pfc_priorities if p != prio]
+        return ""
+
+    def do_roce_on(self, args: dict[str, str]) -> str:
+        self.config.roce = True
+        return ""
+
+    def do_roce_off(self, args: dict[str, str]) -> str:
+        self.config.roce = False
+        return ""
+
+    def do_pfc_port_on(self, args: dict[str, str]) -> str:
+        assert self.port is not None
+        self.config.ports[self.port].pfc = True
+        return ""
+
+    def do_pfc_port_off(self, args: dict[str, str]) -> str:
+        assert self.port is not None
+        self.config.ports[self.port].pfc = False
+        return ""
+
+    def do_pfc_port_prio_on(self, args: dict[str, str]) -> str:
+        assert self.port is not None
+        pc = self.config.ports[self.port]
+        pc.pfc_priorities = sorted({*pc.pfc_priorities, self._prio(args["prio"])})
+        return ""
+
+    def do_pfc_port_prio_off(self, args: dict[str, str]) -> str:
+        assert self.port is not None
+        pc = self.config.ports[self.port]
+        prio = self._prio(args["prio"])
+        pc.pfc_priorities = [p for p in pc.pfc_priorities if p != prio]
+        return ""
+
+
+def _as_text(data: object, indent: str = "") -> str:
+    """Plain ``key : value`` text for show commands typed without the JSON pipe."""
+    lines: list[str] = []
+    if isinstance(data, dict):
+        for key, value in data.items():
+            if isinstance(value, (dict, list)):
+                lines.append(f"{indent}{key}:")
+                lines.append(_as_text(value, indent + "  "))
+            else:
+                lines.append(f"{indent}{key:<30}: {value}")
+    elif isinstance(data, list):
+        for item in data:
+            if isinstance(item, dict) and "header" in item:
+                lines.append(f"{indent}{item['header']}:")
+                lines.append(_as_text({k: v for k, v in item.items() if k != "header"}, indent + "  "))
+            else:
+                lines.append(_as_text(item, indent))
+            lines.append("")
+    return "\n".join(ln for ln in lines if ln is not None)

@@ -1,0 +1,161 @@
+"""The per-platform table: prompts, errors, paging commands, the command grammar and which
+formatter prints each show command. The engine is shared; only this table differs.
+
+Grammar: literal words (abbreviations accepted, as on the real CLIs), ``<arg>`` one word,
+``<arg...>`` the rest of the line, ``[word]`` an optional literal.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from racfg.lab.switchcli import formats as f
+
+
+@dataclass(frozen=True)
+class Platform:
+    name: str
+    prompts: dict[str, str]  # mode -> format with {host}, {port}, {session}
+    unknown_error: str  # format with {token}, {index}
+    incomplete_error: str
+    json_pipe: str  # "json-print" / "json"
+    grammar: list[tuple[tuple[str, ...], str, str]]  # (modes, pattern, action)
+    shows: dict[str, tuple[Any, bool]] = field(default_factory=dict)  # key -> (formatter, is_json)
+    banner: str = ""
+    interface_keyword: str = ""
+    mtu_range: tuple[int, int] = (1500, 9216)
+
+
+_ALL = ("user", "enable", "config", "if")
+_PRIV = ("enable", "config", "if")
+_CFG = ("config", "if")
+
+_MLNX_COMMON: list[tuple[tuple[str, ...], str, str]] = [
+    (_ALL, "no cli session paging enable", "ok"),
+    (_ALL, "terminal length <n>", "ok"),
+    (_ALL, "terminal width <n>", "ok"),
+    (("user",), "enable", "enable"),
+    (("enable",), "disable", "disable"),
+    (("enable",), "configure terminal", "configure"),
+    (_ALL, "show version", "show:version"),
+    (_ALL, "show running-config", "show:running"),
+    (_CFG, "configuration write", "save"),
+    (("enable",), "write memory", "unknown"),
+    (_CFG, "exit", "exit"),
+    (("config",), "end", "end"),
+    (("user", "enable"), "exit", "logout"),
+    (("user", "enable"), "quit", "logout"),
+    (_CFG, "hostname <name>", "hostname"),
+    (("if",), "mtu <mtu> [force]", "port_mtu"),
+    (("if",), "description <text...>", "port_description"),
+    (("if",), "no description", "port_no_description"),
+    (("if",), "speed <speed> [no-autoneg] [force]", "port_speed"),
+    (("if",), "shutdown", "port_shutdown"),
+    (("if",), "no shutdown", "port_no_shutdown"),
+]
+
+ONYX = Platform(
+    name="onyx",
+    prompts={"user": "{host} [standalone: master] > ", "enable": "{host} [standalone: master] # ",
+             "config": "{host} [standalone: master] (config) # ",
+             "if": "{host} [standalone: master] (config interface ethernet {port}) # "},
+    unknown_error='% Unrecognized command "{token}".\nType "?" for help.',
+    incomplete_error="% Incomplete command.",
+    json_pipe="json-print",
+    interface_keyword="ethernet",
+    banner="\nMellanox Onyx Switch Management\n\n",
+    grammar=[
+        *_MLNX_COMMON,
+        (_ALL, "show interfaces ethernet", "show:interfaces"),
+        (_ALL, "show dcb priority-flow-control", "show:pfc"),
+        (_ALL, "show lldp interfaces ethernet remote", "show:lldp"),
+        (_CFG, "interface ethernet <port> <rest...>", "interface_inline"),
+        (_CFG, "interface ethernet <port>", "interface"),
+        (_CFG, "dcb priority-flow-control enable [force]", "pfc_global_on"),
+        (_CFG, "no dcb priority-flow-control enable [force]", "pfc_global_off"),
+        (_CFG, "dcb priority-flow-control priority <prio> enable", "pfc_prio_on"),
+        (_CFG, "no dcb priority-flow-control priority <prio> enable", "pfc_prio_off"),
+        (_CFG, "roce [lossless]", "roce_on"),
+        (_CFG, "no roce", "roce_off"),
+        (("if",), "dcb priority-flow-control mode on [force]", "pfc_port_on"),
+        (("if",), "no dcb priority-flow-control mode [force]", "pfc_port_off"),
+    ],
+    shows={"interfaces": (f.onyx_interfaces, True), "pfc": (f.onyx_pfc, True), "version": (f.onyx_version, True),
+           "lldp": (f.onyx_lldp_remote, True), "running": (f.mlnx_running, False)},
+)
+
+MLNXOS_IB = Platform(
+    name="mlnxos-ib",
+    prompts={"user": "{host} [standalone: master] > ", "enable": "{host} [standalone: master] # ",
+             "config": "{host} [standalone: master] (config) # ",
+             "if": "{host} [standalone: master] (config interface ib {port}) # "},
+    unknown_error=ONYX.unknown_error,
+    incomplete_error=ONYX.incomplete_error,
+    json_pipe="",
+    interface_keyword="ib",
+    mtu_range=(256, 4096),
+    banner="\nMellanox MLNX-OS Switch Management\n\n",
+    grammar=[
+        *_MLNX_COMMON,
+        (_ALL, "show interfaces ib", "show:interfaces"),
+        (_CFG, "interface ib <port> <rest...>", "interface_inline"),
+        (_CFG, "interface ib <port>", "interface"),
+    ],
+    shows={"interfaces": (f.ib_interfaces, False), "version": (f.ib_version, False),
+           "running": (f.mlnx_running, False)},
+)
+
+EOS = Platform(
+    name="eos",
+    prompts={"user": "{host}>", "enable": "{host}#", "config": "{host}(config{session})#",
+             "if": "{host}(config{session}-if-{port})#"},
+    unknown_error="% Invalid input (at token {index}: '{token}')",
+    incomplete_error="% Incomplete command",
+    json_pipe="json",
+    banner="Last login: Mon Jan  1 00:00:00 2024 from 198.18.0.1\n",
+    mtu_range=(68, 9214),
+    grammar=[
+        (_ALL, "terminal length <n>", "pagination"),
+        (_ALL, "terminal width <n>", "width"),
+        (_ALL, "no terminal length", "ok"),
+        (("user",), "enable", "enable"),
+        (("enable",), "disable", "disable"),
+        (("enable",), "configure session <name>", "configure_session"),
+        (("enable",), "configure [terminal]", "configure"),
+        (_ALL, "show version", "show:version"),
+        (_ALL, "show interfaces status", "show:status"),
+        (_ALL, "show interfaces", "show:interfaces"),
+        (_ALL, "show priority-flow-control", "show:pfc"),
+        (_ALL, "show lldp neighbors", "show:lldp"),
+        (_ALL, "show running-config", "show:running"),
+        (_CFG, "show session-config diffs", "session_diffs"),
+        (_CFG, "commit", "commit"),
+        (_CFG, "abort", "abort"),
+        (("enable",), "write [memory]", "save"),
+        (("enable",), "copy running-config startup-config", "save"),
+        (_CFG, "exit", "exit"),
+        (_CFG, "end", "end"),
+        (("user", "enable"), "exit", "logout"),
+        (("user", "enable"), "logout", "logout"),
+        (_CFG, "hostname <name>", "hostname"),
+        (_CFG, "interface <port>", "interface"),
+        (("if",), "mtu <mtu>", "port_mtu"),
+        (("if",), "l2 mtu <mtu>", "port_mtu"),
+        (("if",), "description <text...>", "port_description"),
+        (("if",), "no description", "port_no_description"),
+        (("if",), "speed forced <speed>", "port_speed"),
+        (("if",), "speed <speed>", "port_speed"),
+        (("if",), "shutdown", "port_shutdown"),
+        (("if",), "no shutdown", "port_no_shutdown"),
+        (("if",), "priority-flow-control [mode] on", "pfc_port_on"),
+        (("if",), "no priority-flow-control [mode] [on]", "pfc_port_off"),
+        (("if",), "priority-flow-control priority <prio> no-drop", "pfc_port_prio_on"),
+        (("if",), "no priority-flow-control priority <prio> [no-drop]", "pfc_port_prio_off"),
+    ],
+    shows={"interfaces": (f.eos_interfaces, True), "pfc": (f.eos_pfc, True), "version": (f.eos_version, True),
+           "lldp": (f.eos_lldp, True), "running": (f.eos_running, False), "status": (f.eos_status_text, False)},
+)
+
+PLATFORMS = {p.name: p for p in (ONYX, MLNXOS_IB, EOS)}
+TEXT_FORMS = {("eos", "version"): f.eos_version_text}

@@ -1,0 +1,142 @@
+"""The SSH side of an emulated switch (asyncssh): password login, an interactive shell with
+echo and a prompt, as netmiko's own drivers expect from a real switch, and one-shot exec."""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+from pathlib import Path
+
+import asyncssh
+
+from racfg.lab.switchcli.config import CliConfig
+from racfg.lab.switchcli.engine import CliSession
+from racfg.lab.switchcli.switch import EmulatedSwitch
+
+
+def _crlf(text: str) -> str:
+    return text.replace("\r\n", "\n").replace("\n", "\r\n")
+
+
+class ShellSession(asyncssh.SSHServerSession):  # type: ignore[misc]
+    """One SSH channel: characters in, echo + output + prompt out."""
+
+    def __init__(self, switch: EmulatedSwitch) -> None:
+        self.cli = CliSession(switch)
+        self.buffer = ""
+        self.last = ""
+        self.chan: asyncssh.SSHServerChannel | None = None
+        self.exec_command: str | None = None
+
+    def connection_made(self, chan: asyncssh.SSHServerChannel) -> None:
+        self.chan = chan
+
+    def pty_requested(self, term_type: str, term_size: tuple[int, int, int, int], term_modes: dict) -> bool:
+        return True
+
+    def shell_requested(self) -> bool:
+        return True
+
+    def exec_requested(self, command: str) -> bool:
+        self.exec_command = command
+        return True
+
+    def session_started(self) -> None:
+        assert self.chan is not None
+        if self.exec_command is not None:
+            self.cli.mode = "enable"
+            output, _ = self.cli.handle(self.exec_command)
+            self.chan.write(_crlf(output + "\n" if output else ""))
+            self.chan.exit(0)
+            return
+        self.chan.write(_crlf(self.cli.p.banner) + self.cli.prompt())
+
+    def data_received(self, data: str, datatype: int | None) -> None:
+        assert self.chan is not None
+        out: list[str] = []
+        for ch in data:
+            if ch in "\r\n":
+                if ch == "\n" and self.last == "\r":
+                    self.last = ch
+                    continue
+                self.last = ch
+                line, self.buffer = self.buffer, ""
+                output, close = self.cli.handle(line)
+                out.append("\r\n")
+                if close:
+                    self.chan.write("".join(out))
+                    self.chan.exit(0)
+                    return
+                if output:
+                    out.append(_crlf(output.rstrip("\n")) + "\r\n")
+                out.append(self.cli.prompt())
+                continue
+            self.last = ch
+            if ch in "\x7f\x08":
+                if self.buffer:
+                    self.buffer = self.buffer[:-1]
+                    out.append("\b \b")
+            elif ch == "\x03":
+                self.buffer = ""
+                out.append("^C\r\n" + self.cli.prompt())
+            elif ch >= " " or ch == "\t":
+                self.buffer += ch
+                out.append(ch)
+        if out:
+            self.chan.write("".join(out))
+
+    def eof_received(self) -> bool:
+        return False
+
+    def break_received(self, msec: int) -> bool:
+        return True
+
+
+class SwitchServer(asyncssh.SSHServer):  # type: ignore[misc]
+    def __init__(self, switch: EmulatedSwitch, username: str, password: str) -> None:
+        self.switch, self.username, self.password = switch, username, password
+
+    def begin_auth(self, username: str) -> bool:
+        return True
+
+    def password_auth_supported(self) -> bool:
+        return True
+
+    def validate_password(self, username: str, password: str) -> bool:
+        return username == self.username and hmac.compare_digest(password.encode(), self.password.encode())
+
+    def kbdint_auth_supported(self) -> bool:
+        return False
+
+    def public_key_auth_supported(self) -> bool:
+        return False
+
+    def session_requested(self) -> ShellSession:
+        return ShellSession(self.switch)
+
+
+def host_key(state_dir: Path) -> asyncssh.SSHKey:
+    """The switch's SSH host key, made once (ed25519: instant) and kept across restarts."""
+    path = state_dir / "ssh_host_ed25519_key"
+    if path.exists():
+        return asyncssh.read_private_key(str(path))
+    key = asyncssh.generate_private_key("ssh-ed25519")
+    state_dir.mkdir(parents=True, exist_ok=True)
+    key.write_private_key(str(path))
+    path.chmod(0o600)
+    return key
+
+
+async def serve(cfg: CliConfig, ready: asyncio.Event | None = None) -> None:
+    """Run the switch until cancelled."""
+    switch = EmulatedSwitch(cfg)
+    password = cfg.password
+    server = await asyncssh.create_server(
+        lambda: SwitchServer(switch, cfg.username, password), cfg.listen, cfg.ssh_port,
+        server_host_keys=[host_key(cfg.state_dir)], line_editor=False, encoding="utf-8",
+        agent_forwarding=False, x11_forwarding=False, allow_scp=False, login_timeout=30,
+    )
+    if ready is not None:
+        ready.set()
+    async with server:
+        await server.wait_closed()

@@ -1,0 +1,186 @@
+"""The one shape every switch platform has: show commands + parsers, command builders, the
+intended-vs-observed plan, Jinja2 rendering and how changes are pushed.
+
+A platform is a small subclass that fills in its table (commands, prompts, syntax); the logic
+here is shared, so Onyx, EOS and MLNX-OS IB cannot drift apart in behaviour.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from racfg.switches.facts import PfcFacts, PortFacts, SwitchFacts
+from racfg.switches.intent import IntendedSwitch
+from racfg.switches.ports import device_port, interface_command, port_sort_key
+
+TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
+_ENV = jinja2.Environment(
+    loader=jinja2.FileSystemLoader(str(TEMPLATES)), trim_blocks=True, lstrip_blocks=True,
+    undefined=jinja2.StrictUndefined, keep_trailing_newline=True,
+)
+
+
+@dataclass(frozen=True)
+class Change:
+    """One config line to push, in its mode (``context``), with the line that undoes it."""
+
+    context: str | None
+    line: str
+    undo: str | None
+    what: str  # for people: "1/1 mtu 1500 -> 9000"
+
+
+class SwitchDriver:
+    """Base driver. Subclasses set the class attributes and the few syntax methods."""
+
+    platform: str = ""
+    device_type: str = ""  # netmiko driver
+    template: str = ""
+    show: dict[str, str] = {}  # facts name -> show command
+    config_command: str = "configure terminal"
+    config_prompt: str = r"\(config[^)]*\) ?#\s*$"
+    enable_prompt: str = r"#\s*$"
+    error_re = re.compile(r"^%.*$", re.M)
+    save_command: str = ""
+    flat_config: bool = True  # Onyx style "interface ethernet 1/1 mtu 9000 force" in running-config
+
+    parse_interfaces: Callable[..., dict[str, PortFacts]]
+    parse_version: Callable[..., str]
+    parse_lldp: Callable[..., dict[str, Any]]
+
+    # --- syntax -----------------------------------------------------------------------------
+    def mtu(self, mtu: int) -> str:
+        return f"mtu {mtu}"
+
+    def speed(self, gbps: float) -> str:
+        return f"speed {int(gbps)}G"
+
+    def description(self, text: str) -> str:
+        return f"description {text}"
+
+    def no_description(self) -> str:
+        return "no description"
+
+    def admin(self, up: bool) -> str:
+        return "no shutdown" if up else "shutdown"
+
+    def context(self, port: str) -> str:
+        return interface_command(self.platform, port)
+
+    def device_port(self, port: str) -> str:
+        return device_port(self.platform, port)
+
+    # --- PFC / RoCE (platform-specific) -----------------------------------------------------
+    def parse_pfc(self, raw: dict[str, str]) -> PfcFacts:
+        raise NotImplementedError
+
+    def pfc_global_lines(self, pfc: PfcFacts) -> list[str]:
+        """Running-config lines that the observed global PFC/RoCE state corresponds to."""
+        return []
+
+    def pfc_port_lines(self, pfc: PfcFacts, port: str) -> list[str]:
+        """Running-config lines (inside the port) that the observed per-port PFC state corresponds to."""
+        return []
+
+    def pfc_removal(self, pfc: PfcFacts) -> list[Change]:
+        """Commands that remove every PFC/RoCE/lossless setting the switch has."""
+        return []
+
+    # --- facts ------------------------------------------------------------------------------
+    def facts_from_raw(self, name: str, raw: dict[str, str]) -> SwitchFacts:
+        """Parse the raw outputs of ``self.show`` (keyed like it) into SwitchFacts."""
+        return SwitchFacts(
+            name=name,
+            platform=self.platform,
+            version=self.parse_version(raw["version"]),
+            interfaces=self.parse_interfaces(raw["interfaces"]),
+            pfc=self.parse_pfc(raw),
+            lldp=self.parse_lldp(raw["lldp"]),
+        )
+
+    # --- plan -------------------------------------------------------------------------------
+    def plan(self, intended: IntendedSwitch, facts: SwitchFacts) -> list[Change]:
+        """The minimal changes that turn the observed switch into the intended one."""
+        from racfg.switches.errors import SwitchConfigError
+
+        changes: list[Change] = []
+        if not intended.pfc and not intended.roce:
+            changes += self.pfc_removal(facts.pfc)
+        for port in sorted(intended.managed_ports(set(facts.interfaces)), key=port_sort_key):
+            want = intended.wanted(port)
+            have = facts.interfaces.get(port)
+            if want is None:
+                continue
+            if have is None:
+                raise SwitchConfigError(
+                    f"{intended.name}: port {self.device_port(port)} does not exist on the switch "
+                    f"({len(facts.interfaces)} ports reported)"
+                )
+            ctx = self.context(port)
+            if want.description and have.description != want.description:
+                undo = self.description(have.description) if have.description else self.no_description()
+                changes.append(Change(ctx, self.description(want.description), undo,
+                                      f"{port} description {have.description!r} -> {want.description!r}"))
+            if want.mtu and have.mtu != want.mtu:
+                changes.append(Change(ctx, self.mtu(want.mtu), self.mtu(have.mtu),
+                                      f"{port} mtu {have.mtu} -> {want.mtu}"))
+            if want.speed_gbps and have.speed_gbps is not None and abs(have.speed_gbps - want.speed_gbps) > 1e-6:
+                changes.append(Change(ctx, self.speed(want.speed_gbps), self.speed(have.speed_gbps),
+                                      f"{port} speed {have.speed_gbps:g}G -> {want.speed_gbps:g}G"))
+            if have.admin_up != want.admin_up:
+                changes.append(Change(ctx, self.admin(want.admin_up), self.admin(have.admin_up),
+                                      f"{port} {'up' if want.admin_up else 'shutdown'}"))
+        return changes
+
+    @staticmethod
+    def commands(changes: list[Change]) -> list[str]:
+        """Changes as the CLI lines to type, entering each mode once."""
+        lines: list[str] = []
+        current: str | None = None
+        for change in changes:
+            if change.context != current:
+                if current is not None:
+                    lines.append("exit")
+                if change.context is not None:
+                    lines.append(change.context)
+                current = change.context
+            lines.append(change.line)
+        if current is not None:
+            lines.append("exit")
+        return lines
+
+    # --- rendering --------------------------------------------------------------------------
+    def render(self, intended: IntendedSwitch, facts: SwitchFacts | None = None) -> str:
+        """Config text of the managed part: intended (facts=None) or as observed (facts given)."""
+        ports = []
+        observed = set(facts.interfaces) if facts else None
+        for port in sorted(intended.managed_ports(observed), key=port_sort_key):
+            want = intended.wanted(port)
+            if want is None:
+                continue
+            if facts is None:
+                ports.append({"context": self.context(port), "description": want.description, "mtu": want.mtu,
+                              "speed_gbps": want.speed_gbps, "admin_up": want.admin_up, "extra": []})
+                continue
+            have = facts.interfaces.get(port)
+            if have is None:
+                continue
+            speed = have.speed_gbps if want.speed_gbps else None
+            ports.append({"context": self.context(port), "description": have.description if want.description else "",
+                          "mtu": have.mtu if want.mtu else 0, "speed_gbps": speed, "admin_up": have.admin_up,
+                          "extra": self.pfc_port_lines(facts.pfc, port)})
+        global_lines = self.pfc_global_lines(facts.pfc) if facts else []
+        if facts:
+            for port in sorted(facts.pfc.ports, key=port_sort_key):
+                if facts.pfc.ports[port] and not any(p["context"] == self.context(port) for p in ports):
+                    global_lines += [f"{self.context(port)} {line}" if self.flat_config else line
+                                     for line in self.pfc_port_lines(facts.pfc, port)]
+        return _ENV.get_template(self.template).render(
+            name=intended.name, platform=self.platform, ports=ports, global_lines=global_lines, cmd=self,
+        )

@@ -1,0 +1,50 @@
+"""Arista EOS driver (netmiko ``arista_eos``): JSON show output, nested running-config, changes
+pushed through a config session so they are atomic and their diff is the switch's own."""
+
+from __future__ import annotations
+
+from racfg.switches.drivers.base import Change, SwitchDriver
+from racfg.switches.facts import PfcFacts
+from racfg.switches.parsers import eos
+
+
+class EosDriver(SwitchDriver):
+    platform = "eos"
+    device_type = "arista_eos"
+    template = "eos_nested.j2"
+    show = {
+        "interfaces": "show interfaces | json",
+        "pfc": "show priority-flow-control | json",
+        "version": "show version | json",
+        "lldp": "show lldp neighbors | json",
+    }
+    config_prompt = r"\(config[^)]*\)#\s*$"
+    save_command = "write memory"
+    flat_config = False
+    parse_interfaces = staticmethod(eos.parse_interfaces)
+    parse_version = staticmethod(eos.parse_version)
+    parse_lldp = staticmethod(eos.parse_lldp)
+
+    def speed(self, gbps: float) -> str:
+        return f"speed forced {gbps:g}gfull"
+
+    def parse_pfc(self, raw: dict[str, str]) -> PfcFacts:
+        return eos.parse_pfc(raw["pfc"])
+
+    def pfc_port_lines(self, pfc: PfcFacts, port: str) -> list[str]:
+        if not pfc.ports.get(port):
+            return []
+        return ["priority-flow-control on"] + [
+            f"priority-flow-control priority {p} no-drop" for p in pfc.lossless_priorities
+        ]
+
+    def pfc_removal(self, pfc: PfcFacts) -> list[Change]:
+        changes = []
+        for port in sorted(p for p, on in pfc.ports.items() if on):
+            ctx = self.context(port)
+            for prio in pfc.lossless_priorities:
+                changes.append(Change(ctx, f"no priority-flow-control priority {prio} no-drop",
+                                      f"priority-flow-control priority {prio} no-drop",
+                                      f"{port} priority {prio} lossy"))
+            changes.append(Change(ctx, "no priority-flow-control", "priority-flow-control on", f"{port} PFC off"))
+        return changes

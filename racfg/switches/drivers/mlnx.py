@@ -1,0 +1,91 @@
+"""Mellanox drivers: Onyx (Ethernet, SN series) and MLNX-OS InfiniBand (SB series).
+
+Both speak the same CLI family (netmiko ``mellanox_mlnxos``), flat running-config lines and
+``configuration write``; Onyx has JSON output and DCB, the IB CLI has text output and no PFC.
+"""
+
+from __future__ import annotations
+
+from racfg.switches.drivers.base import Change, SwitchDriver
+from racfg.switches.facts import PfcFacts
+from racfg.switches.parsers import mlnxos_ib, onyx
+
+_IB_SPEEDS = {10.0: "sdr", 20.0: "ddr", 40.0: "qdr", 56.0: "fdr", 100.0: "edr", 200.0: "hdr", 400.0: "ndr"}
+_IB_MTUS = {256: "256", 512: "512", 1024: "1K", 2048: "2K", 4096: "4K"}
+
+
+class OnyxDriver(SwitchDriver):
+    platform = "onyx"
+    device_type = "mellanox_mlnxos"
+    template = "mlnx_flat.j2"
+    show = {
+        "interfaces": "show interfaces ethernet | json-print",
+        "pfc": "show dcb priority-flow-control | json-print",
+        "version": "show version | json-print",
+        "lldp": "show lldp interfaces ethernet remote | json-print",
+        "running": "show running-config",
+    }
+    save_command = "configuration write"
+    parse_interfaces = staticmethod(onyx.parse_interfaces)
+    parse_version = staticmethod(onyx.parse_version)
+    parse_lldp = staticmethod(onyx.parse_lldp)
+
+    def mtu(self, mtu: int) -> str:
+        return f"mtu {mtu} force"
+
+    def speed(self, gbps: float) -> str:
+        return f"speed {gbps:g}G force"
+
+    def parse_pfc(self, raw: dict[str, str]) -> PfcFacts:
+        return onyx.parse_pfc(raw["pfc"], raw.get("running"))
+
+    def pfc_global_lines(self, pfc: PfcFacts) -> list[str]:
+        lines = ["dcb priority-flow-control enable force"] if pfc.enabled else []
+        lines += [f"dcb priority-flow-control priority {p} enable" for p in pfc.lossless_priorities]
+        return lines + (["roce"] if pfc.roce else [])
+
+    def pfc_port_lines(self, pfc: PfcFacts, port: str) -> list[str]:
+        return ["dcb priority-flow-control mode on force"] if pfc.ports.get(port) else []
+
+    def pfc_removal(self, pfc: PfcFacts) -> list[Change]:
+        changes = []
+        if pfc.roce:
+            changes.append(Change(None, "no roce", "roce", "RoCE off"))
+        for port in sorted(p for p, on in pfc.ports.items() if on):
+            changes.append(Change(self.context(port), "no dcb priority-flow-control mode force",
+                                  "dcb priority-flow-control mode on force", f"{port} PFC off"))
+        for prio in pfc.lossless_priorities:
+            changes.append(Change(None, f"no dcb priority-flow-control priority {prio} enable",
+                                  f"dcb priority-flow-control priority {prio} enable", f"PFC priority {prio} off"))
+        if pfc.enabled:
+            changes.append(Change(None, "no dcb priority-flow-control enable force",
+                                  "dcb priority-flow-control enable force", "PFC off (global)"))
+        return changes
+
+
+class MlnxosIbDriver(SwitchDriver):
+    platform = "mlnxos-ib"
+    device_type = "mellanox_mlnxos"
+    template = "mlnx_flat.j2"
+    show = {
+        "interfaces": "show interfaces ib",
+        "version": "show version",
+        "running": "show running-config",
+    }
+    save_command = "configuration write"
+    parse_interfaces = staticmethod(mlnxos_ib.parse_interfaces)
+    parse_version = staticmethod(mlnxos_ib.parse_version)
+    parse_lldp = staticmethod(mlnxos_ib.parse_lldp)
+
+    def facts_from_raw(self, name: str, raw: dict[str, str]):  # type: ignore[override]
+        raw = {**raw, "lldp": raw.get("lldp", "")}
+        return super().facts_from_raw(name, raw)
+
+    def mtu(self, mtu: int) -> str:
+        return f"mtu {_IB_MTUS.get(mtu, str(mtu))}"
+
+    def speed(self, gbps: float) -> str:
+        return f"speed {_IB_SPEEDS.get(float(gbps), f'{gbps:g}G')}"
+
+    def parse_pfc(self, raw: dict[str, str]) -> PfcFacts:
+        return mlnxos_ib.parse_pfc()

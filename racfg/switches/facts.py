@@ -1,0 +1,58 @@
+"""Common switch facts: what every platform's parsers produce, whatever the vendor printed.
+
+Validators, drift and apply compare these, never raw vendor output, so a new platform only
+has to teach racfg how to read its show commands.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class PortFacts:
+    """One front-panel port as the switch reports it. Keys of the port dicts are canonical names."""
+
+    mtu: int
+    admin_up: bool
+    oper_up: bool
+    speed_gbps: float | None
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class PfcFacts:
+    """Priority flow control and RoCE/lossless state: global, and per port (canonical names)."""
+
+    enabled: bool
+    ports: dict[str, bool] = field(default_factory=dict)
+    roce: bool = False
+    lossless_priorities: tuple[int, ...] = ()
+
+    @property
+    def any_enabled(self) -> bool:
+        return self.enabled or self.roce or bool(self.lossless_priorities) or any(self.ports.values())
+
+
+@dataclass(frozen=True)
+class LldpNeighbor:
+    """The neighbor seen on a local port: its system name and its port (as it announces them)."""
+
+    system_name: str
+    port: str
+
+
+@dataclass
+class SwitchFacts:
+    """Everything racfg reads from one switch in one pass."""
+
+    name: str
+    platform: str
+    version: str
+    interfaces: dict[str, PortFacts]
+    pfc: PfcFacts
+    lldp: dict[str, LldpNeighbor]
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)

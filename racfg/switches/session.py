@@ -1,0 +1,106 @@
+"""An SSH session to one switch through netmiko's own platform driver, with errors a person can
+act on (address and port in every connection error, no tracebacks)."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+
+from racfg.switches.drivers import SwitchDriver, get_driver
+from racfg.switches.errors import SwitchAuthError, SwitchConfigError, SwitchUnreachable
+from racfg.switches.facts import SwitchFacts
+
+logging.getLogger("paramiko").setLevel(logging.CRITICAL)
+
+
+@dataclass
+class SwitchTarget:
+    """How to reach one switch. The password is kept out of repr() so it never lands in logs."""
+
+    name: str
+    platform: str
+    host: str
+    port: int = 22
+    username: str = "admin"
+    password: str = field(default="", repr=False)
+    timeout: float = 10.0
+
+    @property
+    def address(self) -> str:
+        return f"{self.host}:{self.port}"
+
+    @classmethod
+    def from_vars(cls, switch: dict[str, Any], password: str, timeout: float = 10.0) -> SwitchTarget:
+        """From the rendered ``racfg_switch`` host var and a resolved password."""
+        return cls(str(switch["name"]), str(switch["platform"]), str(switch["mgmt"]), int(switch.get("ssh_port") or 22),
+                   str(switch.get("username") or "admin"), password, timeout)
+
+
+class SwitchSession:
+    """``with SwitchSession(target) as s: s.facts()`` — enable mode, paging off, ready for commands."""
+
+    def __init__(self, target: SwitchTarget, driver: SwitchDriver | None = None) -> None:
+        self.target = target
+        self.driver = driver or get_driver(target.platform)
+        self.conn: Any = None
+
+    def __enter__(self) -> SwitchSession:
+        self.open()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def open(self) -> None:
+        from netmiko import ConnectHandler
+        from netmiko.exceptions import NetmikoAuthenticationException, NetmikoTimeoutException
+        from paramiko.ssh_exception import SSHException
+
+        t = self.target
+        try:
+            self.conn = ConnectHandler(
+                device_type=self.driver.device_type, host=t.host, port=t.port, username=t.username,
+                password=t.password, secret=t.password, timeout=t.timeout, conn_timeout=t.timeout,
+                auth_timeout=t.timeout, banner_timeout=t.timeout, fast_cli=True, allow_agent=False,
+                use_keys=False, ssh_config_file=None,
+            )
+            self.conn.enable()
+        except NetmikoAuthenticationException:
+            raise SwitchAuthError(
+                f"switch {t.name} ({t.address}): authentication failed for user {t.username!r}",
+                hint="check the switch credentials in the inventory",
+            ) from None
+        except (TimeoutError, NetmikoTimeoutException, SSHException, OSError, EOFError) as exc:
+            reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            raise SwitchUnreachable(f"switch {t.name}: cannot reach {t.address} over SSH ({reason})") from None
+
+    def close(self) -> None:
+        if self.conn is not None:
+            with contextlib.suppress(Exception):  # a dead session must not mask the real error
+                self.conn.disconnect()
+            self.conn = None
+
+    # --- commands ---------------------------------------------------------------------------
+    def show(self, command: str) -> str:
+        """Run a show command; a CLI error (``% ...``) becomes a SwitchConfigError."""
+        output = str(self.conn.send_command(command, read_timeout=60))
+        error = self.driver.error_re.search(output)
+        if error and output.lstrip().startswith("%"):
+            raise SwitchConfigError(f"switch {self.target.name}: {command!r} failed: {error.group(0).strip()}")
+        return output
+
+    def raw_facts(self) -> dict[str, str]:
+        return {key: self.show(cmd) for key, cmd in self.driver.show.items()}
+
+    def facts(self) -> SwitchFacts:
+        return self.driver.facts_from_raw(self.target.name, self.raw_facts())
+
+    def send_line(self, line: str, expect: str) -> str:
+        """Type one config line and wait for the prompt ``expect``; returns what the switch printed."""
+        return str(self.conn.send_command(line, expect_string=expect, strip_prompt=False, read_timeout=60))
+
+    def rejected(self, output: str) -> str | None:
+        match = self.driver.error_re.search(output)
+        return match.group(0).strip() if match else None

@@ -126,8 +126,11 @@ def _customise(root: Path) -> None:
 
 
 def _prune_old_images(keep: Path) -> None:
-    """Drop images of older recipes: each is ~400 MB and no lab uses them any more (overlays are per lab)."""
+    """Drop images of older recipes (~300 MB each) that no running lab has as its overlay lower dir."""
+    mounts = Path("/proc/self/mounts").read_text()
     for entry in images_dir().iterdir():
+        if f"lowerdir={entry}/" in mounts:
+            continue  # a running lab boots from it: keep until that lab is down
         if entry != keep and entry.name.startswith("bookworm-") and not entry.name.endswith(".building"):
             log.info("removing old lab image %s", entry)
             shutil.rmtree(entry, ignore_errors=True)

@@ -201,6 +201,7 @@ def _build(cluster: Cluster, path: Path, inv_hash: str, scale: int, say: Progres
             create_netns(ns)
             fabric.attach_mgmt(site, host.name, ns, str(host.mgmt), prefixlen)
             root = machines.mount_root(image_root, hdir)
+            machines.mount_netns_sysfs(ns, hdir)
             host_keys[host.name] = machines.prepare_root(root, host.name, pubkey)
         _write_ssh_client_files(state, host_keys)
         mark(step)

@@ -42,6 +42,22 @@ def mount_root(image: Path, directory: Path) -> Path:
     return root
 
 
+def mount_netns_sysfs(netns: str, directory: Path) -> Path:
+    """A sysfs instance that belongs to the host's network namespace, for the machine's /sys/class/net.
+
+    With --network-namespace-path, systemd-nspawn bind-mounts this machine's /sys, whose
+    class/net lists the root namespace's interfaces; Ansible facts and `ls /sys/class/net` would
+    then see the wrong NICs. A sysfs mounted from inside the host's netns shows its own
+    interfaces; nspawn binds its net directories over the machine's (see nspawn_argv).
+    """
+    sys_dir = directory / "sys"
+    sys_dir.mkdir(parents=True, exist_ok=True)
+    if not os.path.ismount(sys_dir):
+        run(["nsenter", f"--net=/run/netns/{netns}", "mount", "-t", "sysfs", "-o", "nosuid,nodev,noexec",
+             "sysfs", str(sys_dir)])
+    return sys_dir
+
+
 def prepare_root(root: Path, name: str, authorized_key: str) -> str:
     """Give a fresh root its identity: hostname, machine id, SSH host key, root's key, apt source.
 
@@ -80,6 +96,10 @@ def nspawn_argv(host: HostState, repo_dir: Path) -> list[str]:
         "--resolv-conf=off", "--timezone=off", "--link-journal=no",
         f"--bind-ro={repo_dir}:{repo.MOUNT_POINT}",
     ]
+    sys_dir = Path(host.root).parent / "sys"
+    if sys_dir.is_dir():
+        argv += [f"--bind={sys_dir}/class/net:/sys/class/net",
+                 f"--bind={sys_dir}/devices/virtual/net:/sys/devices/virtual/net"]
     for path, loop in sorted(host.drives.items()):
         argv.append(f"--bind={loop}:{path}")
     return argv

@@ -64,7 +64,7 @@ def start_cli(switch: SwitchState, directory: Path) -> int | None:
     if switch.pid and is_running(switch.pid, CLI_MODULE):
         return switch.pid
     if not cli_available():
-        log.warning("switch CLI (%s) not installed yet: switch %s has no management CLI", CLI_MODULE, switch.name)
+        log.info("switch CLI (%s) not installed yet: switch %s has no management CLI", CLI_MODULE, switch.name)
         return None
     with open(directory / "cli.log", "ab") as out:
         proc = subprocess.Popen(

@@ -10,6 +10,7 @@ Order matters: processes first (they pin mounts), then mounts, namespaces, links
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import signal
@@ -19,7 +20,7 @@ from pathlib import Path
 from racfg.lab import drives, names
 from racfg.lab.machines import is_running
 from racfg.lab.netns import delete_netns, kill_netns_processes, list_netns, root_links
-from racfg.lab.sh import log, ok
+from racfg.lab.sh import log, ok, run
 from racfg.lab.state import known_sites, load_state, site_dir
 from racfg.paths import lab_root
 
@@ -50,6 +51,14 @@ def _umount(point: str) -> None:
         ok(["umount", "-l", point])
 
 
+def _bridge_ports(bridge: str) -> list[str]:
+    proc = run(["ip", "-j", "link", "show", "master", bridge], check=False, quiet=True)
+    try:
+        return [link["ifname"] for link in json.loads(proc.stdout or "[]")]
+    except ValueError:
+        return []
+
+
 def _terminate(pids: list[int], expect: str, grace: float) -> None:
     """SIGTERM the processes (nspawn powers its machine off cleanly), give them ``grace`` seconds."""
     live = [p for p in pids if is_running(p, expect)]
@@ -77,10 +86,15 @@ def teardown_site(site: str, grace: float = 4.0) -> list[str]:
     for point in _mounts_under(str(directory) + "/"):
         _umount(point)
         removed.append(f"mount {point}")
+    bridge = names.mgmt_bridge(site)
+    # Delete the management veths from the root side first: deleting a veth end is synchronous,
+    # while a deleted namespace's devices vanish later, from a kernel work queue.
+    for link in _bridge_ports(bridge):
+        ok(["ip", "link", "delete", link])
+        removed.append(f"veth {link}")
     for ns in namespaces:
         delete_netns(ns)
         removed.append(f"netns {ns}")
-    bridge = names.mgmt_bridge(site)
     if bridge in root_links(bridge):
         ok(["ip", "link", "delete", bridge])
         removed.append(f"bridge {bridge}")
@@ -103,6 +117,9 @@ def teardown_all() -> list[str]:
     for point in _lab_overlay_mounts():
         _umount(point)
         removed.append(f"mount {point}")
+    for link in sorted(root_links(names.ROOT_LINK_PREFIX), key=len, reverse=True):  # veths, then bridges
+        ok(["ip", "link", "delete", link])
+        removed.append(f"link {link}")
     for ns in stray_ns:
         delete_netns(ns)
         removed.append(f"netns {ns}")

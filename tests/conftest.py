@@ -1,0 +1,43 @@
+"""Shared fixtures. ``lab``: a real virtual lab of inventory/lab.yaml for tests marked ``lab``.
+
+The lab is brought up once per session (a cached image makes that a few seconds) and always
+torn down at the end, even when tests fail. Outside CI a machine that cannot build a lab
+(not root, no systemd-nspawn) skips the lab tests; in CI (CI=true) it fails them instead, so
+a lab test can never silently stop running there.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from racfg.inventory import load_cluster
+from racfg.lab import testing
+
+REPO = Path(__file__).resolve().parent.parent
+LAB_INVENTORY = Path(os.environ.get("RACFG_LAB_INVENTORY", REPO / "inventory" / "lab.yaml"))
+
+
+@pytest.fixture(scope="session")
+def lab() -> Iterator[testing.LabHandle]:
+    """A running lab of inventory/lab.yaml (``RACFG_LAB_INVENTORY`` overrides), torn down after the session."""
+    testing.require_lab_prerequisites()
+    from racfg.lab import lifecycle
+
+    cluster = load_cluster(LAB_INVENTORY)
+    try:
+        lifecycle.up(LAB_INVENTORY)
+        yield testing.LabHandle(cluster.name, LAB_INVENTORY, cluster)
+    finally:
+        lifecycle.down(LAB_INVENTORY)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Tests using the ``lab`` fixture must carry the ``lab`` marker (so ``-m "not lab"`` deselects them)."""
+    for item in items:
+        if "lab" in getattr(item, "fixturenames", ()) and item.get_closest_marker("lab") is None:
+            item.add_marker(pytest.mark.lab)

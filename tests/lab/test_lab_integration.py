@@ -1,0 +1,144 @@
+"""Integration tests on a real lab of inventory/lab.yaml: real machines, real SSH, real packets."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from racfg.lab import api, lifecycle
+from racfg.lab.testing import LabHandle
+
+pytestmark = pytest.mark.lab
+
+
+def test_ssh_reaches_every_host_with_its_hostname(lab: LabHandle) -> None:
+    for host in lab.hosts():
+        out = lab.ssh(host.name, "hostname && systemctl is-system-running --wait || true").stdout.split()
+        assert out[0] == host.name
+        assert out[1] in ("running", "degraded"), out
+
+
+def test_root_login_by_key_only(lab: LabHandle) -> None:
+    host = lab.hosts()[0]
+    proc = lab.ssh(host.name, "sshd -T 2>/dev/null | grep -E '^(passwordauthentication|permitrootlogin) '")
+    settings = dict(line.split() for line in proc.stdout.splitlines())
+    assert settings == {"passwordauthentication": "no", "permitrootlogin": "without-password"}
+
+
+def _set_data_address(lab: LabHandle, host: str, mtu: int) -> str:
+    nic = lab.host(host).nics[0]
+    lab.exec(host, ["ip", "addr", "replace", str(nic.address), "dev", nic.name])
+    lab.exec(host, ["ip", "link", "set", nic.name, "mtu", str(mtu), "up"])
+    return str(nic.address.ip)
+
+
+def _clear_data_address(lab: LabHandle, host: str) -> None:
+    nic = lab.host(host).nics[0]
+    lab.exec(host, ["ip", "addr", "flush", "dev", nic.name], check=False)
+    lab.exec(host, ["ip", "link", "set", nic.name, "mtu", "1500"], check=False)
+
+
+@pytest.fixture
+def data_pair(lab: LabHandle):
+    """Two DGX hosts with their inventory data addresses at MTU 9000 (as a deploy leaves them); undone after."""
+    a, b = (h.name for h in lab.hosts("dgx")[:2])
+    _set_data_address(lab, a, 9000)
+    peer = _set_data_address(lab, b, 9000)
+    ports = [(n.switch, n.port) for h in (a, b) for n in lab.host(h).nics]
+    yield a, b, peer, ports
+    for switch, port in ports:
+        api.set_link(lab.site, switch, port, mtu=1500, up=True)
+    _clear_data_address(lab, a)
+    _clear_data_address(lab, b)
+
+
+def test_jumbo_ping_needs_switch_ports_at_9000(lab: LabHandle, data_pair) -> None:
+    a, _b, peer, ports = data_pair
+    jumbo = ["ping", "-M", "do", "-s", "8972", "-c", "2", "-W", "1", peer]
+    assert lab.exec(a, ["ping", "-c", "1", "-W", "2", peer], check=False).returncode == 0, "plain ping must work"
+    assert lab.exec(a, jumbo, check=False).returncode != 0, "switch ports at 1500 must drop 9000-byte frames"
+    for switch, port in ports:
+        api.set_link(lab.site, switch, port, mtu=9000)
+    assert lab.exec(a, jumbo, check=False).returncode == 0, "switch ports at 9000 must pass jumbo frames"
+
+
+def test_iperf3_through_a_shaped_port_reaches_90_percent_of_lab_rate(lab: LabHandle, data_pair) -> None:
+    a, b, peer, ports = data_pair
+    for switch, port in ports:
+        api.set_link(lab.site, switch, port, mtu=9000)
+    rate = next(c.lab_rate_mbit for c in lab.state.cables if c.host == b)
+    lab.exec(b, ["iperf3", "-s", "-D", "-1"])
+    time.sleep(0.3)
+    result = json.loads(lab.exec(a, ["iperf3", "-c", peer, "-t", "3", "-J"]).stdout)
+    mbit = result["end"]["sum_received"]["bits_per_second"] / 1e6
+    assert mbit >= 0.9 * rate, f"Expected: >= {0.9 * rate:.0f} Mbit/s Actual: {mbit:.0f} Mbit/s"
+    assert mbit <= 1.05 * rate, f"the port is not shaped: {mbit:.0f} Mbit/s through a {rate} Mbit/s port"
+
+
+def test_link_down_drops_carrier_and_up_restores_it(lab: LabHandle) -> None:
+    host = lab.hosts("dgx")[0]
+    nic = host.nics[0].name
+    carrier = f"/sys/class/net/{nic}/carrier"
+    api.set_link(lab.site, host.name, nic, up=False)
+    try:
+        assert lab.exec(host.name, ["cat", carrier]).stdout.strip() == "0"
+    finally:
+        api.set_link(lab.site, host.name, nic, up=True)
+    assert lab.exec(host.name, ["cat", carrier]).stdout.strip() == "1"
+
+
+def test_storage_drives_are_block_devices(lab: LabHandle) -> None:
+    host = lab.hosts("storage")[0]
+    assert host.drives
+    for drive in host.drives:
+        proc = lab.ssh(host.name, f"test -b {drive.path} && blockdev --getsize64 {drive.path}")
+        assert int(proc.stdout) > 0
+    write = lab.ssh(host.name, f"dd if=/dev/zero of={host.drives[0].path} bs=1M count=4 oflag=direct status=none"
+                               " && echo written")
+    assert write.stdout.strip() == "written"
+
+
+def test_package_installs_from_the_offline_repository(lab: LabHandle) -> None:
+    host = lab.hosts("storage")[0].name
+    assert lab.ssh(host, "command -v nvme", check=False).returncode != 0, "nvme-cli must not be in the image"
+    lab.ssh(host, "apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q nvme-cli", timeout=180)
+    policy = lab.ssh(host, "apt-cache policy nvme-cli").stdout
+    assert "file:/srv/racfg-repo" in policy
+    assert lab.ssh(host, "nvme version").returncode == 0
+
+
+def test_no_route_out_of_the_lab(lab: LabHandle) -> None:
+    host = lab.hosts()[0].name
+    routes = lab.exec(host, ["ip", "route", "show", "default"]).stdout.strip()
+    assert routes == "", f"lab hosts must have no default route, found: {routes}"
+
+
+def test_stop_and_start_a_host(lab: LabHandle) -> None:
+    host = lab.hosts("storage")[-1].name
+    api.stop_host(lab.site, host)
+    assert lab.ssh(host, "true", check=False, timeout=20).returncode != 0
+    api.start_host(lab.site, host)
+    assert lab.ssh(host, "hostname").stdout.strip() == host
+
+
+def test_switch_password_and_key_api(lab: LabHandle) -> None:
+    switch = next(iter(lab.cluster.switches))
+    password = api.switch_password(lab.site, switch)
+    assert len(password) >= 16
+    path = lab.state.switches[switch].config.replace("cli.json", "password")
+    assert os.stat(path).st_mode & 0o777 == 0o600
+    assert api.lab_ssh_key(lab.site) is not None and api.is_lab_up(lab.site)
+    config = json.loads(Path(lab.state.switches[switch].config).read_text())
+    assert set(config["ports"]) == {n.port for h in lab.hosts() for n in h.nics if n.switch == switch}
+    assert config["username"] == lab.cluster.switches[switch].spec.credentials.username
+
+
+def test_lab_up_twice_is_a_no_op(lab: LabHandle) -> None:
+    before = {h.name: h.pid for h in lab.state.hosts.values()}
+    result = lifecycle.up(lab.inventory)
+    assert result.changed is False
+    assert {h.name: h.pid for h in lab.state.hosts.values()} == before

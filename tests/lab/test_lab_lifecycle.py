@@ -1,0 +1,59 @@
+"""Lab lifecycle on a small lab of its own (tests/lab/cycle.yaml): down leaves nothing, a failed
+up cleans up after itself and names the step."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from racfg.errors import CannotRunError
+from racfg.inventory import load_cluster
+from racfg.lab import lifecycle, names
+from racfg.lab.state import site_dir
+from racfg.lab.teardown import leftovers
+from racfg.lab.testing import require_lab_prerequisites
+
+pytestmark = pytest.mark.lab
+CYCLE = Path(__file__).parent / "cycle.yaml"
+SITE = load_cluster(CYCLE).name
+
+
+def _system_view() -> str:
+    """What `ip netns`, `ip link`, `mount` and `losetup` show, as one text."""
+    return "\n".join(subprocess.run(argv, capture_output=True, text=True).stdout for argv in (
+        ["ip", "netns", "list"], ["ip", "-br", "link"], ["mount"], ["losetup", "-a"], ["ps", "-eo", "args"]))
+
+
+def _traces(view: str) -> list[str]:
+    marks = (names.netns_prefix(SITE), names.mgmt_bridge(SITE), str(site_dir(SITE)) + "/", "cyc-dgx01")
+    return [line for line in view.splitlines() if any(m in line for m in marks)]
+
+
+def test_down_leaves_nothing_behind() -> None:
+    require_lab_prerequisites()
+    try:
+        result = lifecycle.up(CYCLE)
+        assert result.changed and result.state is not None
+        assert _traces(_system_view()), "the lab should be visible while it is up"
+    finally:
+        lifecycle.down(CYCLE)
+    assert _traces(_system_view()) == []
+    assert leftovers(SITE) == []
+    assert not site_dir(SITE).exists()
+
+
+def test_failed_up_tears_down_and_names_the_step() -> None:
+    require_lab_prerequisites()
+    gateway = "198.18.9.1/24"
+    dummy = "rftestblock"
+    subprocess.run(["ip", "link", "add", dummy, "type", "bridge"], check=True)
+    try:
+        subprocess.run(["ip", "addr", "add", gateway, "dev", dummy], check=True)
+        with pytest.raises(CannotRunError, match=r"step 'management network'.*already on interface rftestblock"):
+            lifecycle.up(CYCLE)
+    finally:
+        subprocess.run(["ip", "link", "delete", dummy], check=False)
+    assert leftovers(SITE) == []
+    assert _traces(_system_view()) == []

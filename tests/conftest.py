@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from racfg.errors import UsageError
 from racfg.inventory import load_cluster
 from racfg.lab import testing
 
@@ -29,7 +30,11 @@ def lab() -> Iterator[testing.LabHandle]:
 
     cluster = load_cluster(LAB_INVENTORY)
     try:
-        lifecycle.up(LAB_INVENTORY)
+        try:
+            lifecycle.up(LAB_INVENTORY)
+        except UsageError:  # a lab of this site left up from an older inventory: rebuild it
+            lifecycle.down(LAB_INVENTORY)
+            lifecycle.up(LAB_INVENTORY)
         yield testing.LabHandle(cluster.name, LAB_INVENTORY, cluster)
     finally:
         lifecycle.down(LAB_INVENTORY)

@@ -59,6 +59,8 @@ def data_pair(lab: LabHandle):
 def test_jumbo_ping_needs_switch_ports_at_9000(lab: LabHandle, data_pair) -> None:
     a, _b, peer, ports = data_pair
     jumbo = ["ping", "-M", "do", "-s", "8972", "-c", "2", "-W", "1", peer]
+    for switch, port in ports:
+        api.set_link(lab.site, switch, port, mtu=1500)  # a fresh switch; explicit in case its CLI changed it
     assert lab.exec(a, ["ping", "-c", "1", "-W", "2", peer], check=False).returncode == 0, "plain ping must work"
     assert lab.exec(a, jumbo, check=False).returncode != 0, "switch ports at 1500 must drop 9000-byte frames"
     for switch, port in ports:
@@ -123,6 +125,16 @@ def test_stop_and_start_a_host(lab: LabHandle) -> None:
     assert lab.ssh(host, "true", check=False, timeout=20).returncode != 0
     api.start_host(lab.site, host)
     assert lab.ssh(host, "hostname").stdout.strip() == host
+
+
+def test_switch_cli_answers_when_installed(lab: LabHandle) -> None:
+    from racfg.lab.machines import ssh_banner
+    from racfg.lab.switches import cli_available
+
+    if not cli_available():
+        pytest.skip("racfg.lab.switchcli is not installed: switches run without a management CLI")
+    for sw in lab.state.switches.values():
+        assert sw.pid and ssh_banner(sw.mgmt), f"switch CLI of {sw.name} not answering on {sw.mgmt}:22"
 
 
 def test_switch_password_and_key_api(lab: LabHandle) -> None:

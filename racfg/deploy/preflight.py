@@ -42,13 +42,13 @@ def run_preflight(cluster: Cluster, switch_names: list[str]) -> None:
 
 def switch_credential_problems(cluster: Cluster, switch_names: list[str]) -> list[str]:
     """Every switch about to be configured must have a password racfg can find."""
-    from racfg.switches.credentials import CredentialError, resolve_password
+    from racfg.switches import SwitchCredentialsError, resolve_password
 
     problems = []
     for name in switch_names:
         switch = cluster.switches[name]
         try:
-            resolve_password(switch.spec.credentials, cluster.name, name)
-        except CredentialError as exc:
+            resolve_password(switch.spec.credentials.model_dump(), site=cluster.name, name=name)
+        except SwitchCredentialsError as exc:
             problems.append(f"{cluster.where((*switch.src, 'credentials'))}: switch {name}: {exc}")
     return problems

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -158,6 +159,14 @@ def record_baseline(cluster: Cluster, run: PlaybookRun, record: RunRecord) -> Pa
 
 def switch_baseline(cluster: Cluster) -> dict[str, dict[str, Any]]:
     """Version and per-port MTU/state of every switch, read over SSH with the switch drivers."""
-    from racfg.switches.facts import gather_facts
+    from racfg.render.ansible_inventory import switch_vars
+    from racfg.switches import SwitchTarget, read_facts, resolve_password
 
-    return gather_facts(cluster)
+    def one(name: str) -> dict[str, Any]:
+        switch = cluster.switches[name]
+        spec = switch_vars(cluster, switch)["racfg_switch"]
+        password = resolve_password(switch.spec.credentials.model_dump(), site=cluster.name, name=name)
+        return read_facts(SwitchTarget.from_vars(spec, password)).to_dict()
+
+    with ThreadPoolExecutor(max_workers=min(16, max(1, len(cluster.switches)))) as pool:
+        return dict(zip(cluster.switches, pool.map(one, cluster.switches), strict=True))

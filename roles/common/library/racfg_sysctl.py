@@ -65,7 +65,11 @@ def key_path(proc_root: str, key: str) -> str:
     return os.path.join(proc_root, *key.split("."))
 
 
-def plan(settings: dict, proc_root: str) -> tuple[dict, list, dict]:
+def is_writable(path: str) -> bool:
+    return os.access(path, os.W_OK)
+
+
+def plan(settings: dict, proc_root: str, writable=is_writable) -> tuple[dict, list, dict]:
     """Return (to_apply {key: (old, new)}, unchanged [keys], skipped {key: reason})."""
     to_apply, unchanged, skipped = {}, [], {}
     for key in sorted(settings):
@@ -82,7 +86,7 @@ def plan(settings: dict, proc_root: str) -> tuple[dict, list, dict]:
             continue
         if have == want:
             unchanged.append(key)
-        elif not os.access(path, os.W_OK):
+        elif not writable(path):
             skipped[key] = f"read-only here (running value {have}, wanted {want})"
         else:
             to_apply[key] = (have, want)

@@ -1,0 +1,56 @@
+"""roles/common/library/racfg_sysctl.py: which keys it applies, leaves, or skips and why."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+_spec = importlib.util.spec_from_file_location("racfg_sysctl", ROOT / "roles/common/library/racfg_sysctl.py")
+racfg_sysctl = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(racfg_sysctl)
+
+
+@pytest.fixture
+def proc(tmp_path):
+    def put(key, value, writable=True):
+        path = tmp_path.joinpath(*key.split("."))
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(value + "\n")
+        os.chmod(path, 0o644 if writable else 0o444)
+    put("net.ipv4.tcp_rmem", "4096\t131072\t6291456")
+    put("net.core.somaxconn", "4096")
+    put("net.core.rmem_max", "212992", writable=False)
+    return tmp_path
+
+
+def test_plan_applies_differences_skips_absent_and_read_only(proc):
+    # root ignores file modes, so read-only-ness (an ro /proc/sys mount) is judged by the mode bits here
+    def writable(path):
+        return bool(os.stat(path).st_mode & 0o200)
+
+    to_apply, unchanged, skipped = racfg_sysctl.plan(
+        {"net.ipv4.tcp_rmem": "4096 87380 134217728", "net.core.somaxconn": 4096,
+         "net.core.rmem_max": 268435456, "kernel.numa_balancing": 0}, str(proc), writable)
+    assert to_apply == {"net.ipv4.tcp_rmem": ("4096 131072 6291456", "4096 87380 134217728")}
+    assert unchanged == ["net.core.somaxconn"]
+    assert "read-only" in skipped["net.core.rmem_max"]
+    assert "not present" in skipped["kernel.numa_balancing"]
+
+
+def test_plan_as_root_still_reports_absent_keys(proc):
+    to_apply, unchanged, skipped = racfg_sysctl.plan({"kernel.numa_balancing": 0, "net.core.somaxconn": "4096"},
+                                                     str(proc))
+    assert to_apply == {} and unchanged == ["net.core.somaxconn"]
+    assert list(skipped) == ["kernel.numa_balancing"]
+
+
+def test_values_compare_by_fields_and_file_is_sorted_and_stable():
+    assert racfg_sysctl.normalise("4096\t87380  6291456\n") == "4096 87380 6291456"
+    assert racfg_sysctl.normalise(True) == "1"
+    text = racfg_sysctl.render_file({"b.x": 2, "a.y": "1  2"}, "head\nline")
+    assert text == "# head\n# line\na.y = 1 2\nb.x = 2\n"
+    assert text == racfg_sysctl.render_file({"a.y": "1 2", "b.x": "2"}, "head\nline")

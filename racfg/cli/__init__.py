@@ -1,6 +1,7 @@
 """Command-line interface. Importing the command modules registers them on the app."""
 
 from racfg.cli import check_cmd as _check_cmd  # noqa: F401
+from racfg.cli import demo_cmd as _demo_cmd  # noqa: F401
 from racfg.cli import deploy_cmd as _deploy_cmd  # noqa: F401
 from racfg.cli import lab_cmd as _lab_cmd  # noqa: F401
 from racfg.cli.app import app, main, run

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -154,3 +156,22 @@ def test_lab_up_twice_is_a_no_op(lab: LabHandle) -> None:
     result = lifecycle.up(lab.inventory)
     assert result.changed is False
     assert {h.name: h.pid for h in lab.state.hosts.values()} == before
+
+
+def _racfg(*args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "RACFG_PLAIN": "1"}
+    return subprocess.run([sys.executable, "-m", "racfg", *args], capture_output=True, text=True, env=env, timeout=120)
+
+
+def test_cli_exec_and_status(lab: LabHandle) -> None:
+    host = lab.hosts()[0].name
+    proc = _racfg("lab", "exec", "--site", lab.site, host, "--", "hostname")
+    assert (proc.returncode, proc.stdout.strip()) == (0, host), proc.stderr
+    assert _racfg("lab", "exec", "--site", lab.site, host, "--", "false").returncode == 1
+    status = json.loads(_racfg("lab", "status", str(lab.inventory), "--format", "json").stdout)
+    assert {n["name"] for n in status["nodes"] if n["state"] == "up" and n["ssh"]} >= {h.name for h in lab.hosts()}
+    assert all(c["rate_mbit"] and c["host_carrier"] for c in status["cables"])
+    table = _racfg("lab", "status", str(lab.inventory)).stdout
+    assert "cables" in table and "MTU host/switch" in table
+    missing = _racfg("lab", "exec", "--site", lab.site, "nosuchnode", "--", "true")
+    assert missing.returncode == 2 and "has no node nosuchnode" in missing.stderr

@@ -57,3 +57,14 @@ def test_failed_up_tears_down_and_names_the_step() -> None:
         subprocess.run(["ip", "link", "delete", dummy], check=False)
     assert leftovers(SITE) == []
     assert _traces(_system_view()) == []
+
+
+def test_down_without_state_file_finds_everything_by_name() -> None:
+    require_lab_prerequisites()
+    try:
+        lifecycle.up(CYCLE)
+        (site_dir(SITE) / "state.json").unlink()  # as if the state were lost
+    finally:
+        lifecycle.down(site=SITE)
+    assert leftovers(SITE) == []
+    assert _traces(_system_view()) == []

@@ -12,11 +12,14 @@ installs them from the lab's offline repository (see repo.py).
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
 import shutil
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from racfg.lab.sh import log, run
@@ -75,10 +78,29 @@ def is_built() -> bool:
     return (image_path().parent / "complete").exists()
 
 
+@contextmanager
+def build_lock(directory: Path, name: str) -> Iterator[None]:
+    """Block while another racfg (another site's `lab up`, a test run) builds the same shared cache."""
+    directory.mkdir(parents=True, exist_ok=True)
+    fd = os.open(directory / f".{name}.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
 def ensure_image() -> tuple[Path, float | None]:
     """Return the image root, building it first if it is not cached. Second value: build seconds or None."""
     if is_built():
         return image_path(), None
+    with build_lock(images_dir(), "build"):
+        if is_built():
+            return image_path(), None
+        return _build()
+
+
+def _build() -> tuple[Path, float]:
     started = time.monotonic()
     target = image_path().parent
     tmp = target.with_name(target.name + ".building")

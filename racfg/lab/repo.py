@@ -19,6 +19,7 @@ import shutil
 import time
 from pathlib import Path
 
+from racfg.lab.image import build_lock
 from racfg.lab.sh import log, run
 from racfg.paths import lab_root
 
@@ -47,6 +48,13 @@ def ensure_repo(image_root: Path) -> tuple[Path, float | None]:
     stamp = target / "racfg-repo.json"
     if stamp.exists() and json.loads(stamp.read_text()).get("key") == key:
         return target, None
+    with build_lock(lab_root(), "repo"):
+        if stamp.exists() and json.loads(stamp.read_text()).get("key") == key:
+            return target, None
+        return _stage(target, key, image_root)
+
+
+def _stage(target: Path, key: str, image_root: Path) -> tuple[Path, float]:
     started = time.monotonic()
     tmp = target.with_name("repo.staging")
     shutil.rmtree(tmp, ignore_errors=True)

@@ -1,0 +1,207 @@
+"""The host roles on a real lab: site.yml converges, re-runs with changed=0, and the hosts are
+really in the state the inventory asks for (read back on the hosts, not from Ansible's report).
+
+Uses its own lab (tests/roles/rolesdev.yaml: site rolesdev, 198.18.24.0/24 + 198.19.24.0/24) so
+it never collides with inventory/lab.yaml labs of other suites; torn down at the end.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from racfg.errors import UsageError
+from racfg.inventory import load_cluster
+from racfg.lab import testing
+
+pytestmark = pytest.mark.lab
+
+REPO = Path(__file__).resolve().parents[2]
+INVENTORY = Path(__file__).with_name("rolesdev.yaml")
+BIN = REPO / ".venv" / "bin"
+RECAP = re.compile(r"^(\S+)\s+:\s+ok=(\d+)\s+changed=(\d+)\s+unreachable=(\d+)\s+failed=(\d+)", re.M)
+FIRST_CONVERGE_S = 300
+NO_CHANGE_RERUN_S = 60
+INBOX_PACKAGES = ["rdma-core", "ibverbs-utils", "infiniband-diags", "perftest"]
+
+
+@dataclass
+class Run:
+    rc: int
+    seconds: float
+    recap: dict[str, dict[str, int]]
+    output: str
+
+
+@pytest.fixture(scope="module")
+def roles_lab() -> Iterator[testing.LabHandle]:
+    testing.require_lab_prerequisites()
+    from racfg.lab import lifecycle
+
+    cluster = load_cluster(INVENTORY)
+    try:
+        try:
+            lifecycle.up(INVENTORY)
+        except UsageError:
+            lifecycle.down(INVENTORY)
+            lifecycle.up(INVENTORY)
+        yield testing.LabHandle(cluster.name, INVENTORY, cluster)
+    finally:
+        lifecycle.down(INVENTORY)
+
+
+@pytest.fixture(scope="module")
+def rendered(roles_lab: testing.LabHandle, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("rendered")
+    subprocess.run([str(BIN / "racfg"), "render", str(INVENTORY), "--out", str(out)], check=True,
+                   capture_output=True, text=True)
+    return out
+
+
+def site(rendered: Path, *args: str) -> Run:
+    env = dict(os.environ, ANSIBLE_FACT_CACHING_CONNECTION=str(rendered / "facts"), ANSIBLE_NOCOLOR="1",
+               PATH=f"{BIN}:{os.environ['PATH']}")
+    start = time.monotonic()
+    proc = subprocess.run([str(BIN / "ansible-playbook"), "-i", str(rendered), "playbooks/site.yml", *args],
+                          cwd=REPO, env=env, capture_output=True, text=True, timeout=900)
+    seconds = time.monotonic() - start
+    recap = {m[0]: {"ok": int(m[1]), "changed": int(m[2]), "unreachable": int(m[3]), "failed": int(m[4])}
+             for m in RECAP.findall(proc.stdout)}
+    return Run(proc.returncode, seconds, recap, proc.stdout + proc.stderr)
+
+
+@pytest.fixture(scope="module")
+def runs(rendered: Path) -> tuple[Run, Run]:
+    first = site(rendered)
+    second = site(rendered)
+    print(f"\nsite.yml on the rolesdev lab: first converge {first.seconds:.1f} s, re-run {second.seconds:.1f} s")
+    return first, second
+
+
+def sh(lab: testing.LabHandle, host: str, command: str) -> str:
+    return lab.ssh(host, command).stdout.strip()
+
+
+def test_first_converge_has_no_failures_and_is_fast(runs: tuple[Run, Run], roles_lab: testing.LabHandle) -> None:
+    first, _ = runs
+    assert first.rc == 0, first.output[-4000:]
+    hosts = {h.name for h in roles_lab.hosts()}
+    assert hosts <= set(first.recap), first.output[-2000:]
+    assert all(r["failed"] == 0 and r["unreachable"] == 0 for r in first.recap.values()), first.recap
+    assert first.seconds < FIRST_CONVERGE_S
+
+
+def test_second_run_changes_nothing_and_is_fast(runs: tuple[Run, Run]) -> None:
+    _, second = runs
+    assert second.rc == 0, second.output[-4000:]
+    changed = {host: r["changed"] for host, r in second.recap.items() if r["changed"]}
+    assert changed == {}, re.findall(r"^changed: .*$", second.output, re.M)
+    assert second.seconds < NO_CHANGE_RERUN_S
+
+
+def test_data_nics_have_their_mtu_and_address(runs, roles_lab: testing.LabHandle) -> None:
+    for host in roles_lab.hosts():
+        for nic in host.nics:
+            link = json.loads(sh(roles_lab, host.name, f"ip -j addr show dev {nic.name}"))[0]
+            assert link["mtu"] == 9000, f"{host.name} {nic.name}: Expected: 9000 Actual: {link['mtu']}"
+            assert str(nic.address.ip) in [a["local"] for a in link["addr_info"]]
+
+
+def test_configuration_is_persistent_and_mgmt_left_alone(runs, roles_lab: testing.LabHandle) -> None:
+    for host in roles_lab.hosts():
+        unit = sh(roles_lab, host.name, "cat /etc/systemd/network/10-racfg-data0.network")
+        assert "MTUBytes=9000" in unit and f"Address={host.nics[0].address}" in unit
+        links = {line.split()[1]: line.split()[4]
+                 for line in sh(roles_lab, host.name, "networkctl list --no-legend").splitlines()}
+        assert links["data0"] == "configured"
+        assert all(state == "unmanaged" for name, state in links.items() if name != "data0"), links
+        assert str(host.mgmt) in sh(roles_lab, host.name, "ip -4 -o addr show")
+
+
+def test_jumbo_ping_from_every_dgx_to_every_storage_data_address(runs, roles_lab: testing.LabHandle) -> None:
+    for dgx in roles_lab.hosts("dgx"):
+        for stor in roles_lab.hosts("storage"):
+            for nic in stor.nics:
+                proc = roles_lab.ssh(dgx.name, f"ping -n -M do -s 8972 -c 1 -W 2 {nic.address.ip}", check=False)
+                assert proc.returncode == 0, f"{dgx.name} -> {stor.name} {nic.address.ip}: {proc.stdout}"
+
+
+def test_hostname_and_names_resolve_to_data_addresses(runs, roles_lab: testing.LabHandle) -> None:
+    host = roles_lab.hosts("dgx")[0]
+    assert sh(roles_lab, host.name, "hostname") == host.name
+    for other in roles_lab.hosts():
+        assert sh(roles_lab, host.name, f"getent ahostsv4 {other.name} | head -1").split()[0] == str(
+            other.nics[0].address.ip)
+        assert sh(roles_lab, host.name, f"getent hosts {other.name}-mgmt").split()[0] == str(other.mgmt)
+
+
+def test_chrony_runs_against_the_site_sources(runs, roles_lab: testing.LabHandle) -> None:
+    sources = roles_lab.cluster.inventory.site.time_sources
+    for host in roles_lab.hosts():
+        assert sh(roles_lab, host.name, "systemctl is-active chrony") == "active"
+        assert sh(roles_lab, host.name, "chronyc -n sources | tail -n +3 | awk '{print $2}'").split() == sources
+
+
+def test_inbox_rdma_packages_installed(runs, roles_lab: testing.LabHandle) -> None:
+    for host in roles_lab.hosts():
+        status = sh(roles_lab, host.name,
+                    "dpkg-query -W -f='${Package} ${db:Status-Status}\\n' " + " ".join(INBOX_PACKAGES))
+        assert status.splitlines() == [f"{p} installed" for p in INBOX_PACKAGES]
+        assert sh(roles_lab, host.name, "command -v ib_write_bw ibv_devinfo ibstat | wc -l") == "3"
+
+
+def test_sysctls_persisted_and_applied_where_the_host_allows(runs, roles_lab: testing.LabHandle) -> None:
+    host = roles_lab.hosts("storage")[0]
+    conf = sh(roles_lab, host.name, "cat /etc/sysctl.d/90-racfg.conf")
+    wanted = dict(line.split(" = ", 1) for line in conf.splitlines() if " = " in line)
+    assert wanted["net.core.rmem_max"] == "268435456"
+    assert wanted["kernel.numa_balancing"] == "0"  # storage hosts run Weka
+    applied, not_writable = [], []
+    for key, value in wanted.items():
+        path = "/proc/sys/" + key.replace(".", "/")
+        have = sh(roles_lab, host.name, f"cat {path} 2>/dev/null || echo ABSENT")
+        if " ".join(have.split()) == value:
+            applied.append(key)
+        else:
+            writable = roles_lab.ssh(host.name, f"test -w {path} && touch {path}", check=False).returncode == 0
+            assert not writable, f"{key}: Expected: {value} Actual: {have} (and the key is writable)"
+            not_writable.append(key)
+    if not applied:
+        pytest.skip(f"no sysctl is writable on this lab host (/proc/sys read-only): {', '.join(not_writable)}")
+
+
+def test_drives_checked_and_recorded(runs, roles_lab: testing.LabHandle) -> None:
+    for host in roles_lab.hosts("storage"):
+        record = json.loads(sh(roles_lab, host.name, "cat /var/lib/racfg/drives.json"))
+        assert [d["path"] for d in record] == [d.path for d in host.drives]
+        assert all(d["size_bytes"] > 0 for d in record)
+
+
+def test_drive_with_a_signature_is_refused_then_wiped_only_when_allowed(runs, rendered: Path,
+                                                                         roles_lab: testing.LabHandle) -> None:
+    host = roles_lab.hosts("storage")[0]
+    drive = host.drives[-1].path
+    roles_lab.ssh(host.name, f"mkswap {drive} >/dev/null")
+    try:
+        refused = site(rendered, "--tags", "nvme_storage", "--limit", host.name)
+        assert refused.rc != 0 and "Refusing to wipe it" in refused.output
+        assert "swap" in sh(roles_lab, host.name, f"blkid -p -o value -s TYPE {drive} || true")
+        wiped = site(rendered, "--tags", "nvme_storage", "--limit", host.name, "-e", "racfg_wipe_drives=true")
+        assert wiped.rc == 0 and wiped.recap[host.name]["changed"] >= 1, wiped.output[-3000:]
+        assert roles_lab.ssh(host.name, f"blkid -p {drive}", check=False).returncode == 2
+    finally:
+        roles_lab.ssh(host.name, f"wipefs -a -q {drive}", check=False)
+
+
+def test_no_gpu_is_reported_not_pretended(runs: tuple[Run, Run]) -> None:
+    first, _ = runs
+    assert "no GPU: no NVIDIA GPU on this host's PCI bus" in first.output
+    assert "skipped: no Weka distribution given" in first.output

@@ -113,7 +113,8 @@ def push_session(session: SwitchSession, changes: list[Change], commit: bool = T
             )
     diff = session.send_line("show session-config diffs", driver.config_prompt)
     session.send_line("commit" if commit else "abort", driver.enable_prompt)
-    return "\n".join(ln for ln in diff.splitlines()[1:] if not ln.rstrip().endswith(")#"))
+    kept = [ln for ln in diff.splitlines() if not ln.rstrip().endswith(")#")]
+    return "\n".join(ln for ln in kept if ln.strip() != "show session-config diffs")
 
 
 def apply_switch(target: SwitchTarget, intended: IntendedSwitch, *, check: bool = False, save: bool = True

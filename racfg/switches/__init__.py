@@ -13,24 +13,36 @@ Public API::
 
 from __future__ import annotations
 
-from racfg.switches.apply import ApplyResult, apply_switch
-from racfg.switches.credentials import resolve_password
-from racfg.switches.drivers import SwitchDriver, get_driver
-from racfg.switches.errors import SwitchAuthError, SwitchConfigError, SwitchCredentialsError, SwitchUnreachable
-from racfg.switches.facts import LldpNeighbor, PfcFacts, PortFacts, SwitchFacts
-from racfg.switches.intent import IntendedPort, IntendedSwitch, intended_for, intended_from_vars
-from racfg.switches.session import SwitchSession, SwitchTarget
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+# Lazy exports (PEP 562): the lab's switch CLI imports racfg.switches.ports and must start in
+# well under a second, so importing the package must not pull in jinja2 and the drivers.
+_EXPORTS = {
+    "ApplyResult": "apply", "apply_switch": "apply", "resolve_password": "credentials",
+    "SwitchDriver": "drivers", "get_driver": "drivers", "SwitchAuthError": "errors", "SwitchConfigError": "errors",
+    "SwitchCredentialsError": "errors", "SwitchUnreachable": "errors", "LldpNeighbor": "facts", "PfcFacts": "facts",
+    "PortFacts": "facts", "SwitchFacts": "facts", "IntendedPort": "intent", "IntendedSwitch": "intent",
+    "intended_for": "intent", "intended_from_vars": "intent", "SwitchSession": "session", "SwitchTarget": "session",
+}
+
+if TYPE_CHECKING:
+    from racfg.switches.facts import SwitchFacts
+    from racfg.switches.session import SwitchTarget
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EXPORTS:
+        return getattr(import_module(f"racfg.switches.{_EXPORTS[name]}"), name)
+    raise AttributeError(f"module 'racfg.switches' has no attribute {name!r}")
 
 
 def read_facts(target: SwitchTarget) -> SwitchFacts:
     """Interfaces, PFC, version and LLDP of one switch, in one SSH session."""
+    from racfg.switches.session import SwitchSession
+
     with SwitchSession(target) as session:
         return session.facts()
 
 
-__all__ = [
-    "ApplyResult", "IntendedPort", "IntendedSwitch", "LldpNeighbor", "PfcFacts", "PortFacts", "SwitchAuthError",
-    "SwitchConfigError", "SwitchCredentialsError", "SwitchDriver", "SwitchFacts", "SwitchSession", "SwitchTarget",
-    "SwitchUnreachable", "apply_switch", "get_driver", "intended_for", "intended_from_vars", "read_facts",
-    "resolve_password",
-]
+__all__ = [*sorted(_EXPORTS), "read_facts"]

@@ -45,5 +45,5 @@ def test_every_role_has_the_galaxy_layout_and_documents_its_defaults() -> None:
         lines = text.splitlines()
         for key in defaults:
             idx = next(i for i, line in enumerate(lines) if line.startswith(f"{key}:"))
-            assert idx > 0 and lines[idx - 1].lstrip().startswith("#") or "#" in lines[idx], \
+            assert (idx > 0 and lines[idx - 1].lstrip().startswith("#")) or "#" in lines[idx], \
                 f"{role}: default {key} has no comment"

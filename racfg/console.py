@@ -9,16 +9,17 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Sequence
+from typing import TextIO
 
 from rich.console import Console
 from rich.table import Table
 
 
-def is_tty() -> bool:
-    """True when stdout is a terminal and the user did not ask for plain output."""
+def is_tty(stream: TextIO | None = None) -> bool:
+    """True when ``stream`` (default stdout) is a terminal and the user did not ask for plain output."""
     if os.environ.get("RACFG_PLAIN") not in (None, "", "0"):
         return False
-    return sys.stdout.isatty()
+    return (stream or sys.stdout).isatty()
 
 
 _console: Console | None = None

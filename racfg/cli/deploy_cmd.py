@@ -70,6 +70,8 @@ def report(outcome: DeployOutcome, fmt: RecapFormat, show_diff: bool) -> None:
         f"unreachable={totals['unreachable']}", "green" if outcome.exit_code == ExitCode.OK else "red")
     if outcome.baseline:
         say(f"baseline recorded in {outcome.baseline}")
+    elif outcome.baseline_error:
+        say(f"baseline NOT recorded, the previous one stays: {outcome.baseline_error}", "yellow")
     say(f"run record: {outcome.record.path}")
 
 
@@ -108,6 +110,7 @@ def deploy(
     cluster = load_cluster(inventory)
     refuse_policy_errors(cluster, force)
     options = deploy_options(limit, tags, skip_tags, check, diff, forks, verbose, allow_reboot)
+    options.progress_to_stderr = fmt is RecapFormat.json
     confirm(cluster, options, yes)
     outcome = run_deploy(cluster, options)
     report(outcome, fmt, diff)

@@ -33,6 +33,7 @@ class DeployOptions:
     allow_reboot: bool = False
     playbook: str = "site.yml"
     baseline: bool = True
+    progress_to_stderr: bool = False  # keep stdout for a machine-readable recap
 
 
 @dataclass
@@ -42,6 +43,7 @@ class DeployOutcome:
     exit_code: ExitCode
     interrupted: bool = False
     baseline: Path | None = None
+    baseline_error: str | None = None
     diffs: list[dict[str, str]] = field(default_factory=list)
 
     @property
@@ -57,6 +59,7 @@ class DeployOutcome:
             "totals": self.totals,
             "hosts": self.hosts,
             "baseline": str(self.baseline) if self.baseline else None,
+            "baseline_error": self.baseline_error,
         }
 
 
@@ -102,14 +105,14 @@ def run_deploy(cluster: Cluster, options: DeployOptions, title: str = "deploy") 
             forks=options.forks,
             extravars={"racfg_allow_reboot": options.allow_reboot},
         )
-        view = RunView(f"{title} {cluster.name}", verbose=options.verbose)
+        view = RunView(f"{title} {cluster.name}", verbose=options.verbose, to_stderr=options.progress_to_stderr)
         tracker = RunTracker(total_tasks=run.count_tasks(), on_line=view.line_sink(), verbose=options.verbose)
         interrupted = _play(run, tracker, view)
         hosts = [h.as_dict() for h in sorted(tracker.hosts.values(), key=lambda h: h.name)]
         outcome = DeployOutcome(record, hosts, _exit_code(tracker, interrupted), interrupted,
                                 diffs=[{"host": d.host, "task": d.task, "diff": d.text} for d in tracker.diffs])
         if outcome.exit_code == ExitCode.OK and not options.check and options.baseline and not options.limit:
-            outcome.baseline = record_baseline(cluster, run, record)
+            outcome.baseline, outcome.baseline_error = record_baseline(cluster, run, record)
         record.write_json("results.json", outcome.as_dict())
         return outcome
 
@@ -141,8 +144,13 @@ def _exit_code(tracker: RunTracker, interrupted: bool) -> ExitCode:
     return ExitCode.OK
 
 
-def record_baseline(cluster: Cluster, run: PlaybookRun, record: RunRecord) -> Path | None:
-    """Collect host facts (playbooks/facts.yml) and switch facts, and keep them as the baseline."""
+def record_baseline(cluster: Cluster, run: PlaybookRun, record: RunRecord) -> tuple[Path | None, str | None]:
+    """Collect host facts (playbooks/facts.yml) and switch facts, and keep them as the baseline.
+
+    Returns (baseline directory, None), or (None, why not): the previous baseline then stays.
+    """
+    from racfg.errors import RacfgError
+
     staging = staging_dir(cluster.name)
     facts_run = PlaybookRun(playbook="facts.yml", inventory=run.inventory, record_dir=record.path / "facts",
                             forks=run.forks, extravars={"racfg_baseline_dir": str(staging / "hosts")})
@@ -150,11 +158,17 @@ def record_baseline(cluster: Cluster, run: PlaybookRun, record: RunRecord) -> Pa
     thread, _ = facts_run.start(tracker, lambda: False)
     thread.join()
     if tracker.totals["failed"] or tracker.totals["unreachable"] or not tracker.stats_seen:
-        return None
-    for name, facts in switch_baseline(cluster).items():
+        problems = [f"{h.name}: {p}" for h in tracker.hosts.values() for p in h.problems]
+        return None, "host facts could not be read (" + ("; ".join(problems[:3]) or "facts run failed") + ")"
+    try:
+        switches = switch_baseline(cluster)
+    except RacfgError as exc:
+        return None, f"switch facts could not be read ({exc})"
+    for name, facts in switches.items():
         (staging / "switches" / f"{name}.json").write_text(json.dumps(facts, indent=2, sort_keys=True) + "\n")
-    return commit_baseline(cluster.name, staging, {"site": cluster.name, "run": str(record.path),
-                                                    "inventory": str(cluster.path)})
+    path = commit_baseline(cluster.name, staging, {"site": cluster.name, "run": str(record.path),
+                                                   "inventory": str(cluster.path)})
+    return path, None
 
 
 def switch_baseline(cluster: Cluster) -> dict[str, dict[str, Any]]:

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import sys
 import threading
 from collections.abc import Callable
 from typing import Any
 
-from rich.console import Group
+from rich.console import Console, Group
 from rich.live import Live
 from rich.progress_bar import ProgressBar
 from rich.table import Table
@@ -48,10 +49,11 @@ def live_renderable(tracker: RunTracker, title: str) -> Group:
 class RunView:
     """Shows a running play: rich Live on a TTY, one plain line per change or failure otherwise."""
 
-    def __init__(self, title: str, verbose: bool = False) -> None:
+    def __init__(self, title: str, verbose: bool = False, to_stderr: bool = False) -> None:
         self.title = title
         self.verbose = verbose
-        self.tty = is_tty()
+        self.stream = sys.stderr if to_stderr else sys.stdout
+        self.tty = is_tty(self.stream)
         self._live: Live | None = None
         self._print_lock = threading.Lock()
 
@@ -65,7 +67,7 @@ class RunView:
                 if self._live is not None:
                     self._live.console.print(text, highlight=False, markup=False)
                 else:
-                    print(text, flush=True)
+                    print(text, file=self.stream, flush=True)
 
         return sink
 
@@ -74,11 +76,12 @@ class RunView:
 
     def attach(self, tracker: RunTracker) -> None:
         if self.tty:
-            self._live = Live(live_renderable(tracker, self.title), console=console(), refresh_per_second=4,
+            target = console() if self.stream is sys.stdout else Console(stderr=True, highlight=False)
+            self._live = Live(live_renderable(tracker, self.title), console=target, refresh_per_second=4,
                               get_renderable=lambda: live_renderable(tracker, self.title), transient=False)
             self._live.start()
         else:
-            print(f"{self.title}: running ...", flush=True)
+            print(f"{self.title}: running ...", file=self.stream, flush=True)
 
     def __exit__(self, *exc: object) -> None:
         if self._live is not None:

@@ -109,9 +109,12 @@ def start(host: HostState, repo_dir: Path, log_file: Path) -> int:
     """Boot the machine in the background; returns the systemd-nspawn pid."""
     if host.pid and is_running(host.pid):
         return host.pid
+    # /proc/sys/net writable: the machine may tune its own network namespace's sysctls (as a
+    # real host's tuning role does); the rest of /proc/sys stays read-only.
+    env = {**os.environ, "SYSTEMD_NSPAWN_API_VFS_WRITABLE": "network"}
     with open(log_file, "ab") as log:
         proc = subprocess.Popen(nspawn_argv(host, repo_dir), stdin=subprocess.DEVNULL, stdout=log,
-                                stderr=subprocess.STDOUT, start_new_session=True)
+                                stderr=subprocess.STDOUT, start_new_session=True, env=env)
     _children.append(proc)
     return proc.pid
 

@@ -174,8 +174,9 @@ def test_sysctls_persisted_and_applied_where_the_host_allows(runs, roles_lab: te
             writable = roles_lab.ssh(host.name, f"test -w {path} && touch {path}", check=False).returncode == 0
             assert not writable, f"{key}: Expected: {value} Actual: {have} (and the key is writable)"
             not_writable.append(key)
-    if not applied:
-        pytest.skip(f"no sysctl is writable on this lab host (/proc/sys read-only): {', '.join(not_writable)}")
+    # The lab lets a machine write its own network namespace's sysctls, so these must be live;
+    # the global ones (net.core.rmem_max ...) are read-only in a container and only persisted.
+    assert {"net.ipv4.tcp_rmem", "net.ipv4.tcp_wmem", "net.ipv4.tcp_mtu_probing"} <= set(applied), not_writable
 
 
 def test_drives_checked_and_recorded(runs, roles_lab: testing.LabHandle) -> None:

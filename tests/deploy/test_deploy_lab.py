@@ -1,0 +1,157 @@
+"""`racfg deploy` on the real virtual lab, run as a user runs it (the CLI, in a subprocess).
+
+Order matters inside this module: the first test converges a fresh lab; the later ones break
+one thing at a time on the converged lab and put it back.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from racfg.lab import lab_exec, start_host, stop_host
+from racfg.lab.testing import LabHandle
+
+pytestmark = pytest.mark.lab
+
+REPO = Path(__file__).resolve().parents[2]
+INVENTORY = REPO / "inventory" / "lab.yaml"
+
+
+@pytest.fixture(scope="module")
+def state_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("racfg-state")
+
+
+def env(state_dir: Path) -> dict[str, str]:
+    return {**os.environ, "RACFG_STATE_DIR": str(state_dir), "RACFG_PLAIN": "1"}
+
+
+def deploy(state_dir: Path, *args: str, timeout: float = 400) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "racfg", "deploy", str(INVENTORY), "--yes", *args],
+                          capture_output=True, text=True, env=env(state_dir), cwd=REPO, timeout=timeout)
+
+
+def recap(result: subprocess.CompletedProcess[str]) -> dict[str, dict]:
+    document = json.loads(result.stdout)
+    return {h["host"]: h for h in document["hosts"]}
+
+
+def sh(lab: LabHandle, host: str, command: str) -> str:
+    return lab.ssh(host, command).stdout.strip()
+
+
+def test_fresh_lab_converges_then_changes_nothing(lab: LabHandle, state_dir: Path):
+    first = deploy(state_dir, "--format", "json")
+    assert first.returncode == 0, first.stdout[-3000:] + first.stderr[-3000:]
+    hosts = recap(first)
+    assert set(hosts) == {"dgx01", "dgx02", "stor01", "stor02", "sw1"}
+    assert all(h["failed"] == 0 and h["unreachable"] == 0 for h in hosts.values())
+    assert all(hosts[name]["changed"] > 0 for name in ("dgx01", "stor01", "sw1"))
+
+    # Real state, read over SSH and from the switch's namespace.
+    cluster = lab.cluster
+    for host in cluster.hosts:
+        nic = host.nics[0]
+        assert sh(lab, host.name, f"cat /sys/class/net/{nic.name}/mtu") == "9000"
+        assert str(nic.address) in sh(lab, host.name, f"ip -br addr show {nic.name}")
+        assert sh(lab, host.name, "systemctl is-active chrony") == "active"
+        assert sh(lab, host.name, "hostname") == host.name
+        for package in ("rdma-core", "ibverbs-utils", "infiniband-diags", "perftest"):
+            assert "install ok installed" in sh(lab, host.name, f"dpkg-query -W -f='${{Status}}' {package}")
+        # 100G tuning: per-namespace sysctls really applied; all of them persisted (a container
+        # cannot change the global ones such as net.core.rmem_max: the role reports those as skipped)
+        assert sh(lab, host.name, "sysctl -n net.ipv4.tcp_rmem").split() == ["4096", "87380", "134217728"]
+        assert sh(lab, host.name, "sysctl -n net.ipv4.tcp_mtu_probing") == "1"
+        assert "net.core.rmem_max = 268435456" in sh(lab, host.name, "cat /etc/sysctl.d/90-racfg.conf")
+    switch_ports = lab_exec(lab.site, "sw1", ["ip", "-j", "link"]).stdout
+    mtus = {link["ifname"]: link["mtu"] for link in json.loads(switch_ports) if link["ifname"].startswith("swp")}
+    assert mtus and set(mtus.values()) == {9000}
+
+    # Jumbo frames end to end: every GPU server to every storage node's data address.
+    for dgx in cluster.role("dgx"):
+        for storage in cluster.role("storage"):
+            ping = lab.ssh(dgx.name, f"ping -M do -c 1 -W 2 -s 8972 {storage.nics[0].address.ip}")
+            assert ping.returncode == 0, ping.stdout + ping.stderr
+
+    # The baseline of the good state was recorded.
+    baseline = state_dir / "baseline" / "lab"
+    facts = json.loads((baseline / "hosts" / "dgx01.json").read_text())
+    assert facts["nics"] == {"data0": 9000} and "rdma-core" in facts["packages"]
+    switch = json.loads((baseline / "switches" / "sw1.json").read_text())
+    assert switch["version"]
+
+    # Second run: nothing changes anywhere; meanwhile a concurrent deploy is refused.
+    second = subprocess.Popen([sys.executable, "-m", "racfg", "deploy", str(INVENTORY), "--yes", "--format", "json"],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env(state_dir), cwd=REPO)
+    try:
+        lock = state_dir / "locks" / "lab-deploy.lock"
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not (lock.exists() and str(second.pid) in lock.read_text()):
+            time.sleep(0.2)
+        refused = deploy(state_dir, timeout=60)
+        assert refused.returncode == 3
+        assert f"another deploy of site lab is running (pid {second.pid}" in refused.stderr
+        out, err = second.communicate(timeout=400)
+    finally:
+        if second.poll() is None:
+            second.kill()
+    assert second.returncode == 0, out[-3000:] + err[-3000:]
+    again = {h["host"]: h for h in json.loads(out)["hosts"]}
+    assert {name: h["changed"] for name, h in again.items()} == dict.fromkeys(hosts, 0)
+
+
+def test_unreachable_and_failing_hosts_do_not_stop_the_others(lab: LabHandle, state_dir: Path):
+    # dgx02 loses its data NIC's name (the fabric role must fail there); stor02 is powered off.
+    lab_exec(lab.site, "dgx02", ["sh", "-c", "ip link set data0 down && ip link set data0 name data9"], check=True)
+    stop_host(lab.site, "stor02")
+    try:
+        result = deploy(state_dir, "--format", "json")
+        assert result.returncode == 3, result.stdout[-2000:] + result.stderr[-2000:]
+        hosts = recap(result)
+        assert hosts["stor02"]["unreachable"] >= 1
+        assert hosts["dgx02"]["failed"] >= 1
+        assert any("data0" in problem and "not present" in problem for problem in hosts["dgx02"]["problems"])
+        for name in ("dgx01", "stor01", "sw1"):
+            assert hosts[name]["failed"] == 0 and hosts[name]["unreachable"] == 0, hosts[name]
+        plain = deploy(state_dir, "--limit", "dgx02")
+        assert plain.returncode == 1
+        assert "dgx02: fabric" in plain.stdout and "FAILED" in plain.stdout
+    finally:
+        lab_exec(lab.site, "dgx02", ["sh", "-c", "ip link set data9 name data0 && ip link set data0 up"])
+        start_host(lab.site, "stor02")
+
+
+def test_interrupt_keeps_record_and_releases_lock(lab: LabHandle, state_dir: Path):
+    runs = state_dir / "runs"
+    earlier = set(runs.iterdir())
+    proc = subprocess.Popen([sys.executable, "-m", "racfg", "deploy", str(INVENTORY), "--yes", "--format", "json"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env(state_dir), cwd=REPO)
+    try:
+        deadline = time.monotonic() + 120
+        events: list[Path] = []
+        while time.monotonic() < deadline and len(events) < 20:  # well into the play
+            events = [e for run in set(runs.iterdir()) - earlier
+                      for e in run.glob("artifacts/ansible/job_events/*.json")]
+            time.sleep(0.3)
+        assert events, "the deploy did not start"
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 3, err[-2000:]
+    document = json.loads(out)
+    assert document["interrupted"] is True
+    record = Path(document["run"])
+    assert (record / "results.json").is_file() and (record / "artifacts" / "ansible" / "stdout").is_file()
+    # The lock is free again: the next deploy runs (and converges whatever the interrupt left).
+    again = deploy(state_dir, "--format", "json")
+    assert again.returncode == 0, again.stderr[-2000:]

@@ -18,7 +18,7 @@ from typing import Any
 
 import ansible_runner
 
-from racfg.paths import ansible_root, playbooks_dir, roles_dir, state_dir
+from racfg.paths import ansible_root, playbooks_dir, roles_dir
 
 
 @dataclass
@@ -215,7 +215,6 @@ class PlaybookRun:
             "ANSIBLE_CONFIG": str(ansible_root() / "ansible.cfg"),
             "ANSIBLE_ROLES_PATH": str(roles_dir()),
             "ANSIBLE_LIBRARY": str(roles_dir() / "switch" / "library"),
-            "ANSIBLE_CACHE_PLUGIN_CONNECTION": str(state_dir() / "facts"),
             "ANSIBLE_LOCAL_TEMP": str(self.record_dir / "tmp"),
             "ANSIBLE_NOCOLOR": "1",
             "ANSIBLE_HOST_KEY_CHECKING": os.environ.get("ANSIBLE_HOST_KEY_CHECKING", "True"),

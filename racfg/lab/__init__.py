@@ -2,34 +2,36 @@
 
 ``racfg lab up FILE`` builds it (see lifecycle.py), ``racfg lab down`` removes it (teardown.py).
 The rest of racfg reaches a running lab through the functions re-exported here.
+
+The exports are lazy (PEP 562): every emulated switch CLI process (``racfg.lab.switchcli``)
+imports this package as its parent, and must not pay for the inventory model and pydantic.
+``from racfg.lab import up, lab_exec, ...`` works as before.
 """
 
-from racfg.lab.api import (
-    is_lab_up,
-    lab_exec,
-    lab_known_hosts,
-    lab_ssh_config,
-    lab_ssh_key,
-    set_link,
-    start_host,
-    stop_host,
-    switch_password,
-)
-from racfg.lab.lifecycle import down, up
-from racfg.lab.teardown import leftovers, teardown_all
+from __future__ import annotations
 
-__all__ = [
-    "down",
-    "is_lab_up",
-    "lab_exec",
-    "lab_known_hosts",
-    "lab_ssh_config",
-    "lab_ssh_key",
-    "leftovers",
-    "set_link",
-    "start_host",
-    "stop_host",
-    "switch_password",
-    "teardown_all",
-    "up",
-]
+from importlib import import_module
+from typing import Any
+
+_EXPORTS = {
+    "is_lab_up": "api", "lab_exec": "api", "lab_known_hosts": "api", "lab_ssh_config": "api",
+    "lab_ssh_key": "api", "restart_switch": "api", "set_link": "api", "start_host": "api",
+    "start_switch": "api", "stop_host": "api", "stop_switch": "api", "switch_password": "api",
+    "down": "lifecycle", "up": "lifecycle", "leftovers": "teardown", "teardown_all": "teardown",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'racfg.lab' has no attribute {name!r}")
+    value = getattr(import_module(f"racfg.lab.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_EXPORTS])
+
+
+__all__ = sorted(_EXPORTS)

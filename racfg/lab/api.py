@@ -14,7 +14,7 @@ from pathlib import Path
 from racfg.errors import CannotRunError, UsageError
 from racfg.lab import fabric, machines, switches
 from racfg.lab.lifecycle import ssh_key_path
-from racfg.lab.state import CableState, LabState, load_state, save_state, site_dir
+from racfg.lab.state import CableState, LabState, SwitchState, load_state, save_state, site_dir
 
 PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
@@ -140,3 +140,37 @@ def start_host(site: str, host: str, wait: bool = True) -> None:
     save_state(state)
     if wait:
         machines.wait_ssh([hs], 60, logs)
+
+
+def _lab_switch(state: LabState, switch: str) -> SwitchState:
+    if switch not in state.switches:
+        raise UsageError(f"lab {state.site} has no switch {switch}",
+                         hint="switches: " + ", ".join(sorted(state.switches)))
+    return state.switches[switch]
+
+
+def stop_switch(site: str, switch: str, *, kill: bool = False) -> None:
+    """Stop a lab switch's CLI process (SSH refused; its data plane keeps forwarding, as it was).
+
+    ``kill=True`` sends SIGKILL: a power cut, nothing saved on the way out.
+    """
+    state = require_lab(site)
+    switches.stop_cli(_lab_switch(state, switch), kill=kill)
+    save_state(state)
+
+
+def start_switch(site: str, switch: str, wait: bool = True) -> None:
+    """Start a lab switch's CLI as ``lab up`` does (it boots from its saved startup config)."""
+    state = require_lab(site)
+    sws = _lab_switch(state, switch)
+    directory = site_dir(site)
+    sws.pid = switches.start_cli(sws, switches.switch_dir(directory, switch))
+    save_state(state)
+    if wait and sws.pid:
+        switches.wait_cli([sws], 30, directory)
+
+
+def restart_switch(site: str, switch: str, *, kill: bool = True) -> None:
+    """Reboot a lab switch: kill its CLI and start it again; saved config stays, unsaved is lost."""
+    stop_switch(site, switch, kill=kill)
+    start_switch(site, switch)

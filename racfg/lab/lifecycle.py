@@ -244,6 +244,7 @@ def _build(cluster: Cluster, path: Path, inv_hash: str, scale: int, say: Progres
             sdir = switches.switch_dir(directory, sw.name)
             switches.write_cli_config(sdir, {
                 "name": sw.name, "platform": sw.platform, "model": sw.model.name, "ports_count": sw.model.ports,
+                "ports_per_slot": sw.model.ports_per_slot,
                 "listen": sw.spec.mgmt, "ssh_port": 22, "username": sw.spec.credentials.username,
                 "password_file": str(sdir / "password"), "state_dir": str(sdir), "netns": sws.netns,
                 "ports": ports[sw.name],

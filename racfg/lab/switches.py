@@ -91,8 +91,18 @@ def wait_cli(switches: list[SwitchState], timeout: float, site_dir: Path) -> Non
         raise CannotRunError(f"switch CLI not answering on SSH after {timeout:.0f} s: {', '.join(sorted(pending))}")
 
 
-def stop_cli(switch: SwitchState) -> None:
-    if switch.pid and is_running(switch.pid, CLI_MODULE):
+def stop_cli(switch: SwitchState, *, kill: bool = False, timeout: float = 10.0) -> None:
+    """Stop the switch CLI (SIGTERM, or SIGKILL as a power cut when ``kill``) and wait until it is gone."""
+    pid = switch.pid
+    if pid and is_running(pid, CLI_MODULE):
         with contextlib.suppress(ProcessLookupError):
-            os.kill(switch.pid, signal.SIGTERM)
+            os.kill(pid, signal.SIGKILL if kill else signal.SIGTERM)
+        deadline = time.monotonic() + timeout
+        while is_running(pid, CLI_MODULE) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if is_running(pid, CLI_MODULE):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+            while is_running(pid, CLI_MODULE):
+                time.sleep(0.05)
     switch.pid = None

@@ -341,7 +341,9 @@ def _as_text(data: object, indent: str = "") -> str:
     lines: list[str] = []
     if isinstance(data, dict):
         for key, value in data.items():
-            if isinstance(value, (dict, list)):
+            if isinstance(value, list) and not any(isinstance(v, (dict, list)) for v in value):
+                lines.append(f"{indent}{key:<30}: {' '.join(str(v) for v in value) or 'none'}")
+            elif isinstance(value, (dict, list)):
                 lines.append(f"{indent}{key}:")
                 lines.append(_as_text(value, indent + "  "))
             else:

@@ -1,0 +1,375 @@
+"""Switch automation against the virtual lab: real SSH to the emulated switches that `racfg lab up`
+started on their management addresses, with the passwords the lab generated.
+
+Own labs, so nothing collides with other suites on the machine: tests/switches/swlab.yaml (site
+swlab: an Onyx SN2700 and an Arista 7368X, two DGX cabled to both; 198.18.40.0/24 + 198.19.40-41.0/24)
+and tests/switches/swlab-ib.yaml (site swlabib: one SB7800; 198.18.41.0/24). Both are torn down
+at the end of the module, also on failure.
+
+State is checked where it lives: switch `show` output read with netmiko, the MTU of the switch-port
+veths in the switch's network namespace (`ip -n`), and jumbo pings between lab hosts.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+from netmiko import ConnectHandler
+
+import racfg.lab
+from racfg.inventory import load_cluster
+from racfg.lab import testing
+from racfg.switches import get_driver
+
+pytestmark = pytest.mark.lab
+
+REPO = Path(__file__).resolve().parents[2]
+BIN = REPO / ".venv" / "bin"
+INVENTORY = Path(__file__).with_name("swlab.yaml")
+IB_INVENTORY = Path(__file__).with_name("swlab-ib.yaml")
+SITE, IB_SITE = "swlab", "swlabib"
+RECAP = re.compile(r"^(\S+)\s+:\s+ok=(\d+)\s+changed=(\d+)\s+unreachable=(\d+)\s+failed=(\d+)", re.M)
+JUMBO = ["ping", "-M", "do", "-s", "8972", "-c", "1", "-W", "1"]
+SMALL = ["ping", "-c", "1", "-W", "1"]
+# (switch, host NIC, address of dgx01, address of dgx02) per fabric path
+PATHS = {"swonyx": ("data0", "198.19.40.11", "198.19.40.12"), "sweos": ("data1", "198.19.41.11", "198.19.41.12")}
+CABLED = {"swonyx": ["1/1", "1/2"], "sweos": ["Ethernet1/1", "Ethernet1/2"]}
+
+
+# --- labs -------------------------------------------------------------------------------------
+
+def _lab(inventory: Path) -> Iterator[testing.LabHandle]:
+    testing.require_lab_prerequisites()
+    from racfg.lab import lifecycle
+
+    cluster = load_cluster(inventory)
+    lifecycle.down(inventory)  # a fresh lab: no startup config left from an earlier run
+    try:
+        lifecycle.up(inventory)
+        yield testing.LabHandle(cluster.name, inventory, cluster)
+    finally:
+        lifecycle.down(inventory)
+
+
+@pytest.fixture(scope="module")
+def swlab() -> Iterator[testing.LabHandle]:
+    yield from _lab(INVENTORY)
+
+
+@pytest.fixture(scope="module")
+def iblab() -> Iterator[testing.LabHandle]:
+    yield from _lab(IB_INVENTORY)
+
+
+@pytest.fixture(scope="module")
+def rendered(swlab: testing.LabHandle, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("swlab-rendered")
+    subprocess.run([str(BIN / "racfg"), "render", str(INVENTORY), "--out", str(out)], check=True,
+                   capture_output=True, text=True)
+    return out
+
+
+# --- helpers ----------------------------------------------------------------------------------
+
+def connect(lab: testing.LabHandle, name: str):
+    """netmiko's own platform driver on the switch's management address, lab password."""
+    sw = lab.cluster.switches[name]
+    password = racfg.lab.switch_password(lab.site, name)
+    conn = ConnectHandler(device_type=get_driver(sw.platform).device_type, host=sw.spec.mgmt,
+                          username=sw.spec.credentials.username, password=password, secret=password,
+                          fast_cli=True, timeout=10, conn_timeout=10)
+    conn.enable()
+    return conn
+
+
+def show(lab: testing.LabHandle, name: str, *commands: str) -> list[str]:
+    conn = connect(lab, name)
+    try:
+        return [str(conn.send_command(c)) for c in commands]
+    finally:
+        conn.disconnect()
+
+
+def configure(lab: testing.LabHandle, name: str, lines: list[str]) -> str:
+    conn = connect(lab, name)
+    try:
+        out = str(conn.send_config_set(lines))
+    finally:
+        conn.disconnect()
+    assert "%" not in out, out
+    return out
+
+
+def veth_mtu(lab: testing.LabHandle, switch: str, port: str) -> int:
+    """MTU of the veth that is switch port ``port``, read in the switch's network namespace."""
+    state = lab.state
+    cable = next(c for c in state.cables if c.switch == switch and c.port == port)
+    out = subprocess.run(["ip", "-n", state.switches[switch].netns, "-j", "link", "show", cable.switch_ifname],
+                         check=True, capture_output=True, text=True).stdout
+    return int(json.loads(out)[0]["mtu"])
+
+
+def port_mtus(lab: testing.LabHandle) -> dict[str, int]:
+    return {f"{sw}:{port}": veth_mtu(lab, sw, port) for sw, ports in CABLED.items() for port in ports}
+
+
+def pings(lab: testing.LabHandle, argv: list[str]) -> dict[str, bool]:
+    """dgx01 -> dgx02 across each switch: did it answer?"""
+    return {sw: lab.exec("dgx01", [*argv, peer], check=False).returncode == 0 for sw, (_, _, peer) in PATHS.items()}
+
+
+@dataclass
+class Run:
+    rc: int
+    seconds: float
+    recap: dict[str, dict[str, int]]
+    output: str
+
+
+def playbook(rendered: Path, *args: str) -> Run:
+    env = dict(os.environ, ANSIBLE_NOCOLOR="1", ANSIBLE_FACT_CACHING_CONNECTION=str(rendered / "facts"),
+               PATH=f"{BIN}:{os.environ['PATH']}")
+    start = time.monotonic()
+    proc = subprocess.run([str(BIN / "ansible-playbook"), "-i", str(rendered), "playbooks/switches.yml", *args],
+                          cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    recap = {m[0]: {"ok": int(m[1]), "changed": int(m[2]), "unreachable": int(m[3]), "failed": int(m[4])}
+             for m in RECAP.findall(proc.stdout)}
+    return Run(proc.returncode, time.monotonic() - start, recap, proc.stdout + proc.stderr)
+
+
+# --- 1. netmiko, each platform, on lab switches -----------------------------------------------
+
+@pytest.mark.parametrize(("name", "banner", "iface", "port", "mtu"), [
+    ("swonyx", "Product name                  : Onyx", "interface ethernet 1/2", "1/2", 4000),
+    ("sweos", "Arista 7368X", "interface Ethernet1/2", "Ethernet1/2", 4000),
+])
+def test_netmiko_connecthandler_on_lab_switch(swlab, name, banner, iface, port, mtu):
+    platform = swlab.cluster.switches[name].platform
+    assert get_driver(platform).device_type == {"onyx": "mellanox_mlnxos", "eos": "arista_eos"}[platform]
+    conn = connect(swlab, name)
+    try:
+        assert banner in conn.send_command("show version")
+        out = conn.send_config_set([iface, f"mtu {mtu}" + (" force" if platform == "onyx" else ""),
+                                    "description netmiko-lab", "exit"])
+        assert "%" not in out, out
+        assert veth_mtu(swlab, name, port) == mtu  # the CLI acted on the data plane
+        shown = conn.send_command(get_driver(platform).show["interfaces"])
+        facts = get_driver(platform).parse_interfaces(shown)
+        assert facts[port].mtu == mtu and facts[port].description == "netmiko-lab"
+        assert "%" in conn.send_command("show no-such-thing")
+        out = conn.send_config_set([iface, "mtu 1500" + (" force" if platform == "onyx" else ""),
+                                    "no description", "exit"])
+        assert "%" not in out, out
+    finally:
+        conn.disconnect()
+    assert veth_mtu(swlab, name, port) == 1500
+
+
+def test_netmiko_connecthandler_on_lab_ib_switch(iblab):
+    assert get_driver("mlnxos-ib").device_type == "mellanox_mlnxos"
+    conn = connect(iblab, "swib")
+    try:
+        assert "MLNX-OS" in conn.send_command("show version")
+        out = conn.send_config_set(["interface ib 1/1", "mtu 2K", "description netmiko-lab", "exit"])
+        assert "%" not in out, out
+        block = conn.send_command("show interfaces ib").split("\n\n")[0]
+        assert re.search(r"MTU\s+:\s+2048", block) and "netmiko-lab" in block, block
+    finally:
+        conn.disconnect()
+    assert veth_mtu(iblab, "swib", "1/1") == 2048
+
+
+# --- 2 + 4. check mode, apply (MTU, planted PFC/RoCE removed), idempotence, jumbo ping ---------
+
+PLANT = {
+    "swonyx": ["dcb priority-flow-control enable force", "dcb priority-flow-control priority 3 enable", "roce",
+               "interface ethernet 1/1 dcb priority-flow-control mode on force"],
+    "sweos": ["interface Ethernet1/1", "priority-flow-control on", "priority-flow-control priority 3 no-drop", "exit"],
+}
+
+
+def lossless_state(lab: testing.LabHandle) -> dict[str, str]:
+    """What each switch shows of PFC/RoCE: its running config lines about it, and its PFC show."""
+    onyx_running, onyx_pfc = show(lab, "swonyx", "show running-config", "show dcb priority-flow-control")
+    eos_running, eos_pfc = show(lab, "sweos", "show running-config", "show priority-flow-control | json")
+    onyx_state = re.search(r"^PFC\s+:\s+(\w+)", onyx_pfc, re.M)
+    return {
+        "swonyx": lossless_lines(onyx_running),
+        "swonyx_pfc": onyx_state.group(1) if onyx_state else onyx_pfc[:200],
+        "sweos": lossless_lines(eos_running),
+        "sweos_pfc": ",".join(sorted(p for p, s in json.loads(eos_pfc)["interfaceStatuses"].items() if s["enabled"])),
+    }
+
+
+def lossless_lines(running: str) -> str:
+    return "\n".join(m.group(0).strip() for m in re.finditer(r"^.*\b(priority-flow-control|roce)\b.*$", running, re.M))
+
+
+@dataclass
+class Converge:
+    planted: dict[str, str] = field(default_factory=dict)
+    before_mtu: dict[str, int] = field(default_factory=dict)
+    before_small: dict[str, bool] = field(default_factory=dict)
+    before_jumbo: dict[str, bool] = field(default_factory=dict)
+    check: Run | None = None
+    after_check_mtu: dict[str, int] = field(default_factory=dict)
+    after_check_lossless: dict[str, str] = field(default_factory=dict)
+    after_check_jumbo: dict[str, bool] = field(default_factory=dict)
+    apply: Run | None = None
+    after_mtu: dict[str, int] = field(default_factory=dict)
+    after_lossless: dict[str, str] = field(default_factory=dict)
+    after_jumbo: dict[str, bool] = field(default_factory=dict)
+    again: Run | None = None
+
+
+@pytest.fixture(scope="module")
+def converge(swlab: testing.LabHandle, rendered: Path) -> Converge:
+    """Plant PFC/RoCE, give the hosts MTU 9000, then: check run, apply run, second run, pings between."""
+    seen = Converge()
+    for name, lines in PLANT.items():
+        configure(swlab, name, lines)
+    seen.planted = lossless_state(swlab)
+    try:
+        for index, host in enumerate(("dgx01", "dgx02")):
+            for nic, *addresses in PATHS.values():
+                swlab.exec(host, ["ip", "addr", "add", f"{addresses[index]}/24", "dev", nic])
+                swlab.exec(host, ["ip", "link", "set", nic, "mtu", "9000", "up"])
+        seen.before_mtu = port_mtus(swlab)
+        seen.before_small = pings(swlab, SMALL)
+        seen.before_jumbo = pings(swlab, JUMBO)
+
+        seen.check = playbook(rendered, "--check", "--diff")
+        seen.after_check_mtu = port_mtus(swlab)
+        seen.after_check_lossless = lossless_state(swlab)
+        seen.after_check_jumbo = pings(swlab, JUMBO)
+
+        seen.apply = playbook(rendered, "--diff")
+        seen.after_mtu = port_mtus(swlab)
+        seen.after_lossless = lossless_state(swlab)
+        seen.after_jumbo = pings(swlab, JUMBO)
+
+        seen.again = playbook(rendered)
+    finally:  # hosts' data NICs as the lab made them: no address, MTU 1500
+        for host in ("dgx01", "dgx02"):
+            for nic, *_ in PATHS.values():
+                swlab.exec(host, ["ip", "addr", "flush", "dev", nic], check=False)
+                swlab.exec(host, ["ip", "link", "set", nic, "mtu", "1500"], check=False)
+    print(f"\nswitches.yml on the swlab lab: check {seen.check.seconds:.1f} s, apply {seen.apply.seconds:.1f} s, "
+          f"no-change re-run {seen.again.seconds:.1f} s")
+    return seen
+
+
+def test_planted_lossless_config_is_on_the_switches(converge: Converge):
+    assert converge.planted["swonyx_pfc"] == "enabled"
+    assert "roce" in converge.planted["swonyx"] and "priority-flow-control" in converge.planted["swonyx"]
+    assert converge.planted["sweos_pfc"] == "Ethernet1/1"
+    assert "priority-flow-control priority 3 no-drop" in converge.planted["sweos"]
+
+
+def test_check_mode_reports_a_diff_and_changes_nothing(converge: Converge):
+    run = converge.check
+    assert run is not None and run.rc == 0, run and run.output[-3000:]
+    assert {h: r["changed"] for h, r in run.recap.items()} == {"swonyx": 1, "sweos": 1}, run.output[-3000:]
+    assert "-interface ethernet 1/1 mtu 1500 force" in run.output
+    assert "+interface ethernet 1/1 mtu 9000 force" in run.output
+    assert "+   mtu 9000" in run.output and "-   mtu 1500" in run.output
+    assert "-roce" in run.output  # the planted RoCE shows as a removal in the diff
+    assert converge.after_check_mtu == converge.before_mtu == dict.fromkeys(converge.before_mtu, 1500)
+    assert converge.after_check_lossless == converge.planted
+    assert converge.after_check_jumbo == {"swonyx": False, "sweos": False}
+
+
+def test_playbook_configures_mtu_and_removes_planted_pfc_and_roce(converge: Converge):
+    run = converge.apply
+    assert run is not None and run.rc == 0, run and run.output[-3000:]
+    assert {h: r["changed"] for h, r in run.recap.items()} == {"swonyx": 1, "sweos": 1}, run.output[-3000:]
+    assert converge.after_mtu == dict.fromkeys(converge.before_mtu, 9000)
+    assert converge.after_lossless == {"swonyx": "", "swonyx_pfc": "disabled", "sweos": "", "sweos_pfc": ""}
+
+
+def test_jumbo_ping_across_the_switch_fails_before_and_passes_after(converge: Converge):
+    assert converge.before_small == {"swonyx": True, "sweos": True}  # the path works; only jumbo frames fail
+    assert converge.before_jumbo == {"swonyx": False, "sweos": False}
+    assert converge.after_jumbo == {"swonyx": True, "sweos": True}
+
+
+def test_second_run_reports_no_change(converge: Converge):
+    run = converge.again
+    assert run is not None and run.rc == 0, run and run.output[-3000:]
+    assert {h: r["changed"] for h, r in run.recap.items()} == {"swonyx": 0, "sweos": 0}, run.output[-3000:]
+    assert all(r["failed"] == 0 for r in run.recap.values())
+
+
+# --- 3. restart keeps saved config, drops unsaved ------------------------------------------------
+
+@pytest.mark.parametrize(("name", "lines", "port", "spare"), [
+    ("swonyx", ["interface ethernet 1/2 mtu 1500 force", "interface ethernet 1/5 description unsaved"],
+     "1/2", "1/5"),
+    ("sweos", ["interface Ethernet1/2", "mtu 1500", "exit", "interface Ethernet3/1", "description unsaved", "exit"],
+     "Ethernet1/2", "Ethernet3/1"),
+])
+def test_switch_restart_keeps_saved_and_drops_unsaved(swlab, converge, name, lines, port, spare):
+    platform = swlab.cluster.switches[name].platform
+    driver = get_driver(platform)
+    configure(swlab, name, lines)  # not saved
+    assert veth_mtu(swlab, name, port) == 1500
+    pid = swlab.state.switches[name].pid
+    racfg.lab.restart_switch(SITE, name)
+    assert swlab.state.switches[name].pid not in (None, pid)
+    facts = driver.parse_interfaces(show(swlab, name, driver.show["interfaces"])[0])
+    assert facts[port].mtu == 9000 and facts[port].description.endswith(":data0" if name == "swonyx" else ":data1")
+    assert facts[spare].description == ""
+    assert veth_mtu(swlab, name, port) == 9000  # the saved config is on the data plane again
+
+
+# --- 5. bad input ----------------------------------------------------------------------------
+
+def test_unreachable_switch_is_named_and_the_other_is_still_configured(swlab, rendered, converge):
+    configure(swlab, "swonyx", ["interface ethernet 1/1 mtu 1500 force"])  # drift to repair
+    assert veth_mtu(swlab, "swonyx", "1/1") == 1500
+    racfg.lab.stop_switch(SITE, "sweos")
+    try:
+        run = playbook(rendered)
+    finally:
+        racfg.lab.start_switch(SITE, "sweos")
+    assert run.rc != 0
+    assert run.recap["sweos"]["failed"] == 1, run.output[-3000:]
+    assert run.recap["swonyx"] == {"ok": 2, "changed": 1, "unreachable": 0, "failed": 0}, run.output[-3000:]
+    assert re.search(r"fatal: \[sweos\].*switch sweos: cannot reach 198\.18\.40\.3:22 over SSH", run.output)
+    assert "Traceback" not in run.output
+    assert veth_mtu(swlab, "swonyx", "1/1") == 9000
+
+
+def test_wrong_password_is_an_authentication_error_without_traceback(rendered, converge):
+    secret = "not-the-lab-password-5d1e"
+    run = playbook(rendered, "--limit", "swonyx", "-e", f"switch_password={secret}")
+    assert run.rc != 0 and run.recap["swonyx"]["failed"] == 1
+    assert "switch swonyx (198.18.40.2:22): authentication failed for user 'admin'" in run.output
+    assert "Traceback" not in run.output
+    assert secret not in run.output
+
+
+@pytest.mark.parametrize(("name", "port", "line", "error", "undone"), [
+    ("swonyx", "1/1", "mtu 9500 force", "MTU 9500 is out of range", "were undone: running config unchanged"),
+    ("sweos", "Ethernet1/1", "mtu 9500", "", "aborted, running config unchanged"),
+])
+def test_rejected_command_is_reported_with_the_line(swlab, rendered, converge, name, port, line, error, undone):
+    ports = json.dumps({"racfg_switch_ports": [
+        {"port": port, "description": "rejected-test", "mtu": 9500, "speed_gbps": 100.0}]})
+    run = playbook(rendered, "--limit", name, "-e", ports)
+    assert run.rc != 0 and run.recap[name]["failed"] == 1, run.output[-3000:]
+    assert f"switch {name}: command '{line}' rejected: %" in run.output, run.output[-3000:]
+    assert error in run.output and undone in run.output
+    assert "Traceback" not in run.output
+    driver = get_driver(swlab.cluster.switches[name].platform)
+    facts = driver.parse_interfaces(show(swlab, name, driver.show["interfaces"])[0])
+    assert facts[port].description != "rejected-test" and facts[port].mtu == 9000
+    assert veth_mtu(swlab, name, port) == 9000

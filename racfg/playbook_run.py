@@ -177,6 +177,11 @@ class RunTracker:
 
 
 def _message(res: dict[str, Any]) -> str:
+    """The reason a task failed, one line. A loop's own msg says only "One or more items failed":
+    the failed items' messages are what a person needs."""
+    items = [r for r in res.get("results") or [] if isinstance(r, dict) and r.get("failed")]
+    if items:
+        return "; ".join(_message(item) for item in items)[:300]
     text = res.get("msg") or res.get("stderr") or res.get("stdout") or res.get("reason") or "failed"
     text = str(text).strip().splitlines()[0] if str(text).strip() else "failed"
     return text[:300]

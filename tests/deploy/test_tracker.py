@@ -40,3 +40,11 @@ def test_stats_event_is_authoritative():
     assert (t.hosts["dgx01"].ok, t.hosts["dgx01"].changed, t.hosts["dgx01"].skipped) == (8, 2, 3)
     assert t.hosts["stor01"].unreachable == 1
     assert t.totals == {"ok": 12, "changed": 2, "failed": 0, "unreachable": 1, "skipped": 3}
+
+
+def test_loop_failure_names_the_failed_items():
+    t = RunTracker()
+    t.handle(ev("runner_on_failed", host="dgx02", task="check nics", role="fabric", res={
+        "msg": "One or more items failed",
+        "results": [{"failed": False, "msg": "ok"}, {"failed": True, "msg": "data NIC data0: not present"}]}))
+    assert t.hosts["dgx02"].problems == ["fabric : check nics: data NIC data0: not present"]

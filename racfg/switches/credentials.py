@@ -21,20 +21,21 @@ def lab_password_path(site: str, name: str) -> Path:
     return lab_root() / site / "switches" / name / "password"
 
 
-def _lab_password(site: str, name: str) -> str:
+def _lab_password(site: str, name: str) -> str | None:
+    """The password a running lab generated for this switch, or None when no such lab switch is up.
+
+    A switch of a running lab answers only to that password, so it wins over the inventory's
+    reference: the same inventory deploys to the lab with nothing exported.
+    """
+    from racfg.errors import CannotRunError
+    from racfg.lab import is_lab_up, switch_password
+
+    if not is_lab_up(site):
+        return None
     try:
-        from racfg.lab import switch_password  # type: ignore[attr-defined]
-    except ImportError:
-        switch_password = None
-    if switch_password is not None:
-        return str(switch_password(site, name))
-    path = lab_password_path(site, name)
-    try:
-        return path.read_text(encoding="utf-8").strip()
-    except OSError:
-        raise SwitchCredentialsError(
-            f"switch {name}: lab password not found at {path}", hint=f"is the lab for site {site!r} up? (racfg lab up)"
-        ) from None
+        return switch_password(site, name)
+    except CannotRunError:
+        return None
 
 
 def _file_password(path_text: str, name: str) -> str:
@@ -72,6 +73,9 @@ def resolve_password(credentials: dict[str, Any], *, site: str, name: str) -> st
 
     ``credentials`` is the inventory's Credentials as a dict: one of password_env,
     password_file, password_vault or lab: true."""
+    lab = _lab_password(site, name)
+    if lab is not None:
+        return lab
     if credentials.get("password_env"):
         var = str(credentials["password_env"])
         value = os.environ.get(var)
@@ -85,7 +89,10 @@ def resolve_password(credentials: dict[str, Any], *, site: str, name: str) -> st
     if credentials.get("password_vault"):
         return _vault_password(str(credentials["password_vault"]), name)
     if credentials.get("lab"):
-        return _lab_password(site, name)
+        raise SwitchCredentialsError(
+            f"switch {name}: lab password not found at {lab_password_path(site, name)}",
+            hint=f"is the lab for site {site!r} up? (racfg lab up)",
+        )
     raise SwitchCredentialsError(
         f"switch {name}: no credentials given", hint="set password_env, password_file, password_vault or lab: true"
     )

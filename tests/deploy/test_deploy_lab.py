@@ -155,3 +155,11 @@ def test_interrupt_keeps_record_and_releases_lock(lab: LabHandle, state_dir: Pat
     # The lock is free again: the next deploy runs (and converges whatever the interrupt left).
     again = deploy(state_dir, "--format", "json")
     assert again.returncode == 0, again.stderr[-2000:]
+
+
+def test_lab_switch_needs_no_exported_password(lab: LabHandle):
+    from racfg.lab import switch_password
+    from racfg.switches import resolve_password
+
+    generated = switch_password(lab.site, "sw1")
+    assert resolve_password({"password_env": "RACFG_UNSET_FOR_THIS_TEST"}, site=lab.site, name="sw1") == generated

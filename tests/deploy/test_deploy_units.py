@@ -71,3 +71,20 @@ def test_baseline_swaps_whole(tmp_path, monkeypatch):
     assert baseline is not None and baseline["hosts"]["dgx01"] == {"kernel": "2"}
     assert json.loads((tmp_path / "baseline" / "lab.previous" / "hosts" / "dgx01.json").read_text()) == {
         "kernel": "1"}
+
+
+def test_unset_password_variable_is_named_before_anything_runs(tmp_path, monkeypatch):
+    from racfg.deploy.preflight import run_preflight
+    from racfg.errors import UsageError
+
+    monkeypatch.delenv("RACFG_SN2700_PASSWORD", raising=False)
+    inv = (REPO / "inventory" / "ra-ethernet.yaml").read_text()
+    path = tmp_path / "site.yaml"
+    path.write_text(inv.replace("flavor: mlnx", "flavor: inbox"))
+    with pytest.raises(UsageError) as info:
+        run_preflight(load_cluster(path), ["sn2700"])
+    text = str(info.value)
+    assert "switch sn2700: environment variable RACFG_SN2700_PASSWORD is not set" in text
+    assert "site.yaml:" in text and "switches[0].credentials" in text
+    monkeypatch.setenv("RACFG_SN2700_PASSWORD", "from-the-environment")
+    run_preflight(load_cluster(path), ["sn2700"])

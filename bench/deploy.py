@@ -1,0 +1,71 @@
+#!/usr/bin/env python3
+"""Deploy speed on the virtual lab (issue targets in brackets):
+
+- first converge of inventory/lab.yaml on a fresh lab            [< 5 min]
+- no-change re-run of inventory/lab.yaml                         [< 60 s]
+- no-change re-run of inventory/ra-ethernet.yaml (17 hosts + 1 switch), against the lab re-run
+                                                                  [< 3x the lab.yaml re-run]
+
+ra-ethernet is deployed with inbox OFED (the lab has no MLNX_OFED distribution; the rest of the
+file is as shipped). Needs root; builds and removes its labs. Prints the figures.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+RACFG = [sys.executable, "-m", "racfg"]
+
+
+def run(*args: str, env: dict[str, str]) -> tuple[float, dict]:
+    start = time.perf_counter()
+    result = subprocess.run([*RACFG, *args], capture_output=True, text=True, env=env, cwd=REPO, check=False)
+    seconds = time.perf_counter() - start
+    if result.returncode != 0:
+        sys.exit(f"racfg {' '.join(args)} failed ({result.returncode}):\n"
+                 f"{result.stdout[-3000:]}\n{result.stderr[-3000:]}")
+    return seconds, json.loads(result.stdout) if result.stdout.lstrip().startswith("{") else {}
+
+
+def changed(document: dict) -> int:
+    return sum(h["changed"] for h in document.get("hosts", []))
+
+
+def main() -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        env = {**os.environ, "RACFG_STATE_DIR": tmp, "RACFG_PLAIN": "1"}
+        lab = str(REPO / "inventory" / "lab.yaml")
+        ra = Path(tmp) / "ra-ethernet.yaml"
+        ra.write_text((REPO / "inventory" / "ra-ethernet.yaml").read_text().replace(
+            "    flavor: mlnx\n    version: 4.5-1.0.1.0\n", "    flavor: inbox\n"))
+        figures: list[tuple[str, float, str]] = []
+        try:
+            run("lab", "down", lab, env=env)
+            run("lab", "up", lab, env=env)
+            seconds, doc = run("deploy", lab, "--yes", "--format", "json", env=env)
+            figures.append(("lab.yaml first converge", seconds, f"changed={changed(doc)}  [< 300 s]"))
+            lab_rerun, doc = run("deploy", lab, "--yes", "--format", "json", env=env)
+            figures.append(("lab.yaml no-change re-run", lab_rerun, f"changed={changed(doc)}  [< 60 s]"))
+            run("lab", "down", lab, env=env)
+            run("lab", "up", str(ra), env=env)
+            seconds, doc = run("deploy", str(ra), "--yes", "--format", "json", env=env)
+            figures.append(("ra-ethernet.yaml first converge", seconds, f"changed={changed(doc)}"))
+            ra_rerun, doc = run("deploy", str(ra), "--yes", "--format", "json", env=env)
+            figures.append(("ra-ethernet.yaml no-change re-run", ra_rerun,
+                            f"changed={changed(doc)}  {ra_rerun / lab_rerun:.2f}x the lab.yaml re-run  [< 3x]"))
+        finally:
+            subprocess.run([*RACFG, "lab", "down", lab], env=env, capture_output=True, check=False)
+            subprocess.run([*RACFG, "lab", "down", str(ra)], env=env, capture_output=True, check=False)
+    for name, seconds, note in figures:
+        print(f"{name:<36} {seconds:8.1f} s  {note}")
+
+
+if __name__ == "__main__":
+    main()

@@ -75,12 +75,23 @@ def start_cli(switch: SwitchState, directory: Path) -> int | None:
     return proc.pid
 
 
+def cli_exited(pid: int | None, tries: int = 4) -> bool:
+    """The CLI process is gone. Asked a few times: while ``ip netns exec`` execs Python,
+    /proc/PID/cmdline reads empty for a moment, and is_running() would call a starting CLI dead."""
+    for attempt in range(tries):
+        if is_running(pid, CLI_MODULE):
+            return False
+        if attempt < tries - 1:
+            time.sleep(0.05)
+    return True
+
+
 def wait_cli(switches: list[SwitchState], timeout: float, site_dir: Path) -> None:
     pending = {s.name: s for s in switches if s.pid}
     deadline = time.monotonic() + timeout
     while pending and time.monotonic() < deadline:
         for name, sw in list(pending.items()):
-            if not is_running(sw.pid, CLI_MODULE):
+            if cli_exited(sw.pid):
                 log_file = switch_dir(site_dir, name) / "cli.log"
                 raise CannotRunError(f"switch CLI of {name} exited: {_tail(log_file)}", hint=f"see {log_file}")
             if ssh_banner(sw.mgmt, timeout=0.5):

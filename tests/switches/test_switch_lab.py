@@ -173,6 +173,14 @@ def test_netmiko_connecthandler_on_lab_switch(swlab, name, banner, iface, port, 
     assert veth_mtu(swlab, name, port) == 1500
 
 
+def test_lab_gives_the_modular_eos_switch_its_port_layout(swlab):
+    """cli.json carries ports_per_slot, so the 7368X names its 128 ports Ethernet1/1 .. Ethernet16/8."""
+    config = json.loads(Path(swlab.state.switches["sweos"].config).read_text())
+    assert config["ports_per_slot"] == swlab.cluster.switches["sweos"].model.ports_per_slot == 8
+    facts = get_driver("eos").parse_interfaces(show(swlab, "sweos", "show interfaces | json")[0])
+    assert len(facts) == 128 and "Ethernet16/8" in facts and "Ethernet17/1" not in facts
+
+
 def test_netmiko_connecthandler_on_lab_ib_switch(iblab):
     assert get_driver("mlnxos-ib").device_type == "mellanox_mlnxos"
     conn = connect(iblab, "swib")

@@ -26,6 +26,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 BIN = Path(sys.executable).parent
 
+from racfg.errors import RacfgError  # noqa: E402
 from racfg.inventory import load_cluster  # noqa: E402
 from racfg.lab import api, lifecycle  # noqa: E402
 
@@ -63,7 +64,11 @@ def main() -> int:
     site = cluster.name
     was_up = api.is_lab_up(site)
     t0 = time.monotonic()
-    lifecycle.up(args.inventory)
+    try:
+        lifecycle.up(args.inventory)
+    except RacfgError as exc:
+        print(f"cannot bring the lab up: {exc}", file=sys.stderr)
+        return 3
     up_seconds = time.monotonic() - t0
     try:
         env = dict(os.environ, ANSIBLE_NOCOLOR="1", PATH=f"{BIN}:{os.environ['PATH']}")

@@ -108,6 +108,23 @@ def test_fresh_lab_converges_then_changes_nothing(lab: LabHandle, state_dir: Pat
     assert {name: h["changed"] for name, h in again.items()} == dict.fromkeys(hosts, 0)
 
 
+def test_check_plans_a_drift_without_changing_it_and_deploy_repairs_it(lab: LabHandle, state_dir: Path):
+    lab_exec(lab.site, "dgx01", ["ip", "link", "set", "data0", "mtu", "1500"], check=True)
+    try:
+        plan = deploy(state_dir, "--check", "--diff", "--format", "json")
+        assert plan.returncode == 0, plan.stderr[-2000:]
+        hosts = recap(plan)
+        assert hosts["dgx01"]["changed"] >= 1
+        assert all(hosts[name]["changed"] == 0 for name in ("dgx02", "stor01", "stor02", "sw1"))
+        assert sh(lab, "dgx01", "cat /sys/class/net/data0/mtu") == "1500"  # --check changed nothing
+        applied = deploy(state_dir, "--format", "json")
+        assert applied.returncode == 0, applied.stderr[-2000:]
+        assert recap(applied)["dgx01"]["changed"] == 1
+        assert sh(lab, "dgx01", "cat /sys/class/net/data0/mtu") == "9000"
+    finally:
+        lab_exec(lab.site, "dgx01", ["ip", "link", "set", "data0", "mtu", "9000"])
+
+
 def test_unreachable_and_failing_hosts_do_not_stop_the_others(lab: LabHandle, state_dir: Path):
     # dgx02 loses its data NIC's name (the fabric role must fail there); stor02 is powered off.
     lab_exec(lab.site, "dgx02", ["sh", "-c", "ip link set data0 down && ip link set data0 name data9"], check=True)

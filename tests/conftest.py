@@ -14,8 +14,6 @@ from pathlib import Path
 
 import pytest
 
-from racfg.errors import UsageError
-from racfg.inventory import load_cluster
 from racfg.lab import testing
 
 REPO = Path(__file__).resolve().parent.parent
@@ -25,19 +23,8 @@ LAB_INVENTORY = Path(os.environ.get("RACFG_LAB_INVENTORY", REPO / "inventory" / 
 @pytest.fixture(scope="session")
 def lab() -> Iterator[testing.LabHandle]:
     """A running lab of inventory/lab.yaml (``RACFG_LAB_INVENTORY`` overrides), torn down after the session."""
-    testing.require_lab_prerequisites()
-    from racfg.lab import lifecycle
-
-    cluster = load_cluster(LAB_INVENTORY)
-    try:
-        try:
-            lifecycle.up(LAB_INVENTORY)
-        except UsageError:  # a lab of this site left up from an older inventory: rebuild it
-            lifecycle.down(LAB_INVENTORY)
-            lifecycle.up(LAB_INVENTORY)
-        yield testing.LabHandle(cluster.name, LAB_INVENTORY, cluster)
-    finally:
-        lifecycle.down(LAB_INVENTORY)
+    with testing.running_lab(LAB_INVENTORY) as handle:
+        yield handle
 
 
 @pytest.hookimpl(tryfirst=True)

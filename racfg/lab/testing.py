@@ -8,8 +8,12 @@ test suites (deploy, validate, smoke) can use the same helpers.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
-from collections.abc import Sequence
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -87,3 +91,59 @@ class LabHandle:
         """Run a shell command on a lab host over real SSH (key and known_hosts of the lab)."""
         return subprocess.run([*self.ssh_argv(host), command], capture_output=True, text=True, check=check,
                               timeout=timeout)
+
+
+# --- shared by the lab-backed suites (lab, deploy, roles, switches) -------------------------------
+
+@contextmanager
+def running_lab(inventory: Path, *, fresh: bool = False) -> Iterator[LabHandle]:
+    """A lab of ``inventory`` for the duration of the block, always removed afterwards.
+
+    ``fresh`` removes any lab of the same site first (no state left from an earlier run); a lab
+    left up from another version of the inventory is rebuilt either way.
+    """
+    require_lab_prerequisites()
+    from racfg.errors import UsageError
+    from racfg.inventory import load_cluster
+    from racfg.lab import lifecycle
+
+    cluster = load_cluster(inventory)
+    try:
+        if fresh:
+            lifecycle.down(inventory)
+        try:
+            lifecycle.up(inventory)
+        except UsageError:  # up from an older inventory of the same site: rebuild
+            lifecycle.down(inventory)
+            lifecycle.up(inventory)
+        yield LabHandle(cluster.name, inventory, cluster)
+    finally:
+        lifecycle.down(inventory)
+
+
+RECAP = re.compile(r"^(\S+)\s+:\s+ok=(\d+)\s+changed=(\d+)\s+unreachable=(\d+)\s+failed=(\d+)", re.M)
+
+
+@dataclass
+class PlaybookResult:
+    """A plain ansible-playbook run: exit code, its PLAY RECAP per host, and all it printed."""
+
+    rc: int
+    seconds: float
+    recap: dict[str, dict[str, int]]
+    output: str
+
+
+def run_playbook(rendered: Path, playbook: str, *args: str, timeout: float = 900) -> PlaybookResult:
+    """``ansible-playbook -i RENDERED playbooks/PLAYBOOK ARGS`` as an operator would type it."""
+    from racfg.paths import ansible_root, playbooks_dir
+
+    bin_dir = Path(sys.executable).parent
+    env = dict(os.environ, ANSIBLE_NOCOLOR="1", ANSIBLE_CONFIG=str(ansible_root() / "ansible.cfg"),
+               PATH=f"{bin_dir}:{os.environ.get('PATH', '/usr/bin:/bin')}")
+    start = time.monotonic()
+    proc = subprocess.run([str(bin_dir / "ansible-playbook"), "-i", str(rendered), str(playbooks_dir() / playbook),
+                           *args], cwd=ansible_root(), env=env, capture_output=True, text=True, timeout=timeout)
+    recap = {m[0]: {"ok": int(m[1]), "changed": int(m[2]), "unreachable": int(m[3]), "failed": int(m[4])}
+             for m in RECAP.findall(proc.stdout)}
+    return PlaybookResult(proc.returncode, time.monotonic() - start, recap, proc.stdout + proc.stderr)

@@ -8,18 +8,13 @@ it never collides with inventory/lab.yaml labs of other suites; torn down at the
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
-import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from racfg.errors import UsageError
-from racfg.inventory import load_cluster
 from racfg.lab import testing
 
 pytestmark = pytest.mark.lab
@@ -27,35 +22,16 @@ pytestmark = pytest.mark.lab
 REPO = Path(__file__).resolve().parents[2]
 INVENTORY = Path(__file__).with_name("rolesdev.yaml")
 BIN = REPO / ".venv" / "bin"
-RECAP = re.compile(r"^(\S+)\s+:\s+ok=(\d+)\s+changed=(\d+)\s+unreachable=(\d+)\s+failed=(\d+)", re.M)
-FIRST_CONVERGE_S = 300
-NO_CHANGE_RERUN_S = 60
 INBOX_PACKAGES = ["rdma-core", "ibverbs-utils", "infiniband-diags", "perftest"]
 
 
-@dataclass
-class Run:
-    rc: int
-    seconds: float
-    recap: dict[str, dict[str, int]]
-    output: str
+Run = testing.PlaybookResult
 
 
 @pytest.fixture(scope="module")
 def roles_lab() -> Iterator[testing.LabHandle]:
-    testing.require_lab_prerequisites()
-    from racfg.lab import lifecycle
-
-    cluster = load_cluster(INVENTORY)
-    try:
-        try:
-            lifecycle.up(INVENTORY)
-        except UsageError:
-            lifecycle.down(INVENTORY)
-            lifecycle.up(INVENTORY)
-        yield testing.LabHandle(cluster.name, INVENTORY, cluster)
-    finally:
-        lifecycle.down(INVENTORY)
+    with testing.running_lab(INVENTORY) as handle:
+        yield handle
 
 
 @pytest.fixture(scope="module")
@@ -67,15 +43,7 @@ def rendered(roles_lab: testing.LabHandle, tmp_path_factory: pytest.TempPathFact
 
 
 def site(rendered: Path, *args: str) -> Run:
-    env = dict(os.environ, ANSIBLE_FACT_CACHING_CONNECTION=str(rendered / "facts"), ANSIBLE_NOCOLOR="1",
-               PATH=f"{BIN}:{os.environ['PATH']}")
-    start = time.monotonic()
-    proc = subprocess.run([str(BIN / "ansible-playbook"), "-i", str(rendered), "playbooks/site.yml", *args],
-                          cwd=REPO, env=env, capture_output=True, text=True, timeout=900)
-    seconds = time.monotonic() - start
-    recap = {m[0]: {"ok": int(m[1]), "changed": int(m[2]), "unreachable": int(m[3]), "failed": int(m[4])}
-             for m in RECAP.findall(proc.stdout)}
-    return Run(proc.returncode, seconds, recap, proc.stdout + proc.stderr)
+    return testing.run_playbook(rendered, "site.yml", *args)
 
 
 @pytest.fixture(scope="module")
@@ -90,21 +58,19 @@ def sh(lab: testing.LabHandle, host: str, command: str) -> str:
     return lab.ssh(host, command).stdout.strip()
 
 
-def test_first_converge_has_no_failures_and_is_fast(runs: tuple[Run, Run], roles_lab: testing.LabHandle) -> None:
+def test_first_converge_has_no_failures(runs: tuple[Run, Run], roles_lab: testing.LabHandle) -> None:
     first, _ = runs
     assert first.rc == 0, first.output[-4000:]
     hosts = {h.name for h in roles_lab.hosts()}
     assert hosts <= set(first.recap), first.output[-2000:]
     assert all(r["failed"] == 0 and r["unreachable"] == 0 for r in first.recap.values()), first.recap
-    assert first.seconds < FIRST_CONVERGE_S
 
 
-def test_second_run_changes_nothing_and_is_fast(runs: tuple[Run, Run]) -> None:
+def test_second_run_changes_nothing(runs: tuple[Run, Run]) -> None:
     _, second = runs
     assert second.rc == 0, second.output[-4000:]
     changed = {host: r["changed"] for host, r in second.recap.items() if r["changed"]}
     assert changed == {}, re.findall(r"^changed: .*$", second.output, re.M)
-    assert second.seconds < NO_CHANGE_RERUN_S
 
 
 def test_data_nics_have_their_mtu_and_address(runs, roles_lab: testing.LabHandle) -> None:

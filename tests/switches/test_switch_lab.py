@@ -13,10 +13,8 @@ veths in the switch's network namespace (`ip -n`), and jumbo pings between lab h
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,7 +23,6 @@ import pytest
 from netmiko import ConnectHandler
 
 import racfg.lab
-from racfg.inventory import load_cluster
 from racfg.lab import testing
 from racfg.switches import get_driver
 
@@ -36,7 +33,6 @@ BIN = REPO / ".venv" / "bin"
 INVENTORY = Path(__file__).with_name("swlab.yaml")
 IB_INVENTORY = Path(__file__).with_name("swlab-ib.yaml")
 SITE, IB_SITE = "swlab", "swlabib"
-RECAP = re.compile(r"^(\S+)\s+:\s+ok=(\d+)\s+changed=(\d+)\s+unreachable=(\d+)\s+failed=(\d+)", re.M)
 JUMBO = ["ping", "-M", "do", "-s", "8972", "-c", "1", "-W", "1"]
 SMALL = ["ping", "-c", "1", "-W", "1"]
 # (switch, host NIC, address of dgx01, address of dgx02) per fabric path
@@ -47,16 +43,9 @@ CABLED = {"swonyx": ["1/1", "1/2"], "sweos": ["Ethernet1/1", "Ethernet1/2"]}
 # --- labs -------------------------------------------------------------------------------------
 
 def _lab(inventory: Path) -> Iterator[testing.LabHandle]:
-    testing.require_lab_prerequisites()
-    from racfg.lab import lifecycle
-
-    cluster = load_cluster(inventory)
-    lifecycle.down(inventory)  # a fresh lab: no startup config left from an earlier run
-    try:
-        lifecycle.up(inventory)
-        yield testing.LabHandle(cluster.name, inventory, cluster)
-    finally:
-        lifecycle.down(inventory)
+    # fresh: no switch startup config left from an earlier run
+    with testing.running_lab(inventory, fresh=True) as handle:
+        yield handle
 
 
 @pytest.fixture(scope="module")
@@ -126,23 +115,11 @@ def pings(lab: testing.LabHandle, argv: list[str]) -> dict[str, bool]:
     return {sw: lab.exec("dgx01", [*argv, peer], check=False).returncode == 0 for sw, (_, _, peer) in PATHS.items()}
 
 
-@dataclass
-class Run:
-    rc: int
-    seconds: float
-    recap: dict[str, dict[str, int]]
-    output: str
+Run = testing.PlaybookResult
 
 
 def playbook(rendered: Path, *args: str) -> Run:
-    env = dict(os.environ, ANSIBLE_NOCOLOR="1", ANSIBLE_FACT_CACHING_CONNECTION=str(rendered / "facts"),
-               PATH=f"{BIN}:{os.environ['PATH']}")
-    start = time.monotonic()
-    proc = subprocess.run([str(BIN / "ansible-playbook"), "-i", str(rendered), "playbooks/switches.yml", *args],
-                          cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
-    recap = {m[0]: {"ok": int(m[1]), "changed": int(m[2]), "unreachable": int(m[3]), "failed": int(m[4])}
-             for m in RECAP.findall(proc.stdout)}
-    return Run(proc.returncode, time.monotonic() - start, recap, proc.stdout + proc.stderr)
+    return testing.run_playbook(rendered, "switches.yml", *args, timeout=300)
 
 
 # --- 1. netmiko, each platform, on lab switches -----------------------------------------------

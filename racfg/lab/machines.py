@@ -120,7 +120,8 @@ def start(host: HostState, repo_dir: Path, log_file: Path) -> int:
 
 
 def is_running(pid: int | None, expect: str = "systemd-nspawn") -> bool:
-    """True if ``pid`` is a live (not zombie) process whose command line mentions ``expect``."""
+    """True if ``pid`` is a live (not zombie) process whose command line mentions ``expect`` (or is
+    momentarily empty, mid-exec)."""
     if not pid:
         return False
     for child in list(_children):
@@ -133,7 +134,9 @@ def is_running(pid: int | None, expect: str = "systemd-nspawn") -> bool:
         cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
     except (FileNotFoundError, IndexError, ProcessLookupError):
         return False
-    return state not in ("Z", "X") and expect in cmdline
+    # While a process execs (ip netns exec -> python), its cmdline reads empty for a moment:
+    # that is the process we started, not a stranger that reused its pid.
+    return state not in ("Z", "X") and (not cmdline.strip() or expect in cmdline)
 
 
 def init_pid(netns: str) -> int | None:

@@ -199,18 +199,26 @@ def _unified(item: dict[str, Any]) -> str:
 
 
 @dataclass
-class PlaybookRun:
-    """What to run: a playbook against a rendered inventory, with ansible-playbook's options."""
+class Selection:
+    """Which part of a play runs, and how: ansible-playbook's --limit, --tags, --skip-tags,
+    --check, --diff and --forks, as deploy (and drift, in check mode) pass them on."""
 
-    playbook: str
-    inventory: Path
-    record_dir: Path
     limit: str | None = None
     tags: str | None = None
     skip_tags: str | None = None
     check: bool = False
     diff: bool = False
     forks: int = 20
+
+
+@dataclass
+class PlaybookRun:
+    """What to run: a playbook against a rendered inventory, with ansible-playbook's options."""
+
+    playbook: str
+    inventory: Path
+    record_dir: Path
+    selection: Selection = field(default_factory=Selection)
     extravars: dict[str, Any] = field(default_factory=dict)
 
     def envvars(self) -> dict[str, str]:
@@ -227,9 +235,9 @@ class PlaybookRun:
 
     def cmdline(self) -> str:
         parts = []
-        if self.check:
+        if self.selection.check:
             parts.append("--check")
-        if self.diff:
+        if self.selection.diff:
             parts.append("--diff")
         return " ".join(parts)
 
@@ -239,7 +247,8 @@ class PlaybookRun:
 
         argv = [str(Path(sys.executable).parent / "ansible-playbook"), "-i", str(self.inventory), "--list-tasks",
                 str(playbooks_dir() / self.playbook)]
-        for flag, value in (("--limit", self.limit), ("--tags", self.tags), ("--skip-tags", self.skip_tags)):
+        sel = self.selection
+        for flag, value in (("--limit", sel.limit), ("--tags", sel.tags), ("--skip-tags", sel.skip_tags)):
             if value:
                 argv += [flag, value]
         env = {**os.environ, **self.envvars()}
@@ -258,10 +267,10 @@ class PlaybookRun:
             project_dir=str(playbooks_dir()),
             playbook=self.playbook,
             inventory=str(self.inventory),
-            limit=self.limit,
-            tags=self.tags,
-            skip_tags=self.skip_tags,
-            forks=self.forks,
+            limit=self.selection.limit,
+            tags=self.selection.tags,
+            skip_tags=self.selection.skip_tags,
+            forks=self.selection.forks,
             cmdline=self.cmdline() or None,
             extravars=self.extravars or None,
             envvars=self.envvars(),

@@ -16,19 +16,15 @@ from racfg.errors import ExitCode
 from racfg.inventory import Cluster
 from racfg.locking import site_lock
 from racfg.paths import state_dir
-from racfg.playbook_run import PlaybookRun, RunTracker
+from racfg.playbook_run import PlaybookRun, RunTracker, Selection
 from racfg.render import write_rendered
 from racfg.runs import RunRecord
 
 
 @dataclass
-class DeployOptions:
-    limit: str | None = None
-    tags: str | None = None
-    skip_tags: str | None = None
-    check: bool = False
-    diff: bool = False
-    forks: int = 20
+class DeployOptions(Selection):
+    """What to deploy (the play selection) and how to show and record it."""
+
     verbose: bool = False
     allow_reboot: bool = False
     playbook: str = "site.yml"
@@ -97,12 +93,7 @@ def run_deploy(cluster: Cluster, options: DeployOptions, title: str = "deploy") 
             playbook=options.playbook,
             inventory=inventory_dir / "hosts.yml",
             record_dir=record.path,
-            limit=options.limit,
-            tags=options.tags,
-            skip_tags=options.skip_tags,
-            check=options.check,
-            diff=options.diff,
-            forks=options.forks,
+            selection=options,
             extravars={"racfg_allow_reboot": options.allow_reboot},
         )
         view = RunView(f"{title} {cluster.name}", verbose=options.verbose, to_stderr=options.progress_to_stderr)
@@ -153,7 +144,8 @@ def record_baseline(cluster: Cluster, run: PlaybookRun, record: RunRecord) -> tu
 
     staging = staging_dir(cluster.name)
     facts_run = PlaybookRun(playbook="facts.yml", inventory=run.inventory, record_dir=record.path / "facts",
-                            forks=run.forks, extravars={"racfg_baseline_dir": str(staging / "hosts")})
+                            selection=Selection(forks=run.selection.forks),
+                            extravars={"racfg_baseline_dir": str(staging / "hosts")})
     tracker = RunTracker()
     thread, _ = facts_run.start(tracker, lambda: False)
     thread.join()

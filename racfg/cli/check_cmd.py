@@ -14,6 +14,7 @@ from racfg.console import markdown_table, print_table, say
 from racfg.errors import EXIT_CODES_HELP, ExitCode
 from racfg.inventory import Cluster, load_cluster
 from racfg.inventory.model import Inventory
+from racfg.lab import lab_ssh_key
 from racfg.policy import RULES, BandwidthBudget, Finding, bandwidth_budget, evaluate
 from racfg.render import write_rendered
 from racfg.summary import bill_of_materials, cabling
@@ -169,17 +170,8 @@ def render(
             typer.echo(f"ERROR   {finding_text(cluster, f)}", err=True)
         typer.echo(f"racfg: {len(errors)} policy error(s); not rendered (use --force to render anyway)", err=True)
         raise typer.Exit(int(ExitCode.FINDINGS))
-    written = write_rendered(cluster, out, lab_key_for(cluster))
+    written = write_rendered(cluster, out, lab_ssh_key(cluster.name))
     say(f"rendered {cluster.name} into {out} ({len(written)} file(s) changed)")
-
-
-def lab_key_for(cluster: Cluster) -> Path | None:
-    """The lab's SSH key when a lab of this site is up and hosts name no key of their own."""
-    try:
-        from racfg.lab import lab_ssh_key
-    except ImportError:  # lab package not present in this build
-        return None
-    return lab_ssh_key(cluster.name)
 
 
 @app.command()

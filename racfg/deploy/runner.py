@@ -14,6 +14,7 @@ from racfg.deploy.preflight import run_preflight
 from racfg.deploy.view import RunView
 from racfg.errors import ExitCode
 from racfg.inventory import Cluster
+from racfg.lab import lab_ssh_key
 from racfg.locking import site_lock
 from racfg.paths import state_dir
 from racfg.playbook_run import PlaybookRun, RunTracker, Selection
@@ -74,21 +75,13 @@ def switches_in_scope(cluster: Cluster, options: DeployOptions) -> list[str]:
     return [n for n in names if n in tokens]
 
 
-def lab_key(cluster: Cluster) -> Path | None:
-    try:
-        from racfg.lab import lab_ssh_key
-    except ImportError:
-        return None
-    return lab_ssh_key(cluster.name)
-
-
 def run_deploy(cluster: Cluster, options: DeployOptions, title: str = "deploy") -> DeployOutcome:
     """Run the deploy under the site lock. Unreachable or failed hosts do not stop the others."""
     run_preflight(cluster, switches_in_scope(cluster, options))
     with site_lock(state_dir() / "locks", cluster.name, "deploy"):
         record = RunRecord.create("deploy" if not options.check else "deploy-check")
         inventory_dir = record.path / "inventory"
-        write_rendered(cluster, inventory_dir, lab_key(cluster))
+        write_rendered(cluster, inventory_dir, lab_ssh_key(cluster.name))
         run = PlaybookRun(
             playbook=options.playbook,
             inventory=inventory_dir / "hosts.yml",

@@ -14,10 +14,16 @@ _IB_SPEEDS = {10.0: "sdr", 20.0: "ddr", 40.0: "qdr", 56.0: "fdr", 100.0: "edr", 
 _IB_MTUS = {256: "256", 512: "512", 1024: "1K", 2048: "2K", 4096: "4K"}
 
 
-class OnyxDriver(SwitchDriver):
-    platform = "onyx"
+class MellanoxDriver(SwitchDriver):
+    """What Onyx and MLNX-OS IB share: netmiko driver, flat config template, save command."""
+
     device_type = "mellanox_mlnxos"
     template = "mlnx_flat.j2"
+    save_command = "configuration write"
+
+
+class OnyxDriver(MellanoxDriver):
+    platform = "onyx"
     show = {
         "interfaces": "show interfaces ethernet | json-print",
         "pfc": "show dcb priority-flow-control | json-print",
@@ -25,7 +31,6 @@ class OnyxDriver(SwitchDriver):
         "lldp": "show lldp interfaces ethernet remote | json-print",
         "running": "show running-config",
     }
-    save_command = "configuration write"
     parse_interfaces = staticmethod(onyx.parse_interfaces)
     parse_version = staticmethod(onyx.parse_version)
     parse_lldp = staticmethod(onyx.parse_lldp)
@@ -63,16 +68,13 @@ class OnyxDriver(SwitchDriver):
         return changes
 
 
-class MlnxosIbDriver(SwitchDriver):
+class MlnxosIbDriver(MellanoxDriver):
     platform = "mlnxos-ib"
-    device_type = "mellanox_mlnxos"
-    template = "mlnx_flat.j2"
     show = {
         "interfaces": "show interfaces ib",
         "version": "show version",
         "running": "show running-config",
     }
-    save_command = "configuration write"
     parse_interfaces = staticmethod(mlnxos_ib.parse_interfaces)
     parse_version = staticmethod(mlnxos_ib.parse_version)
     parse_lldp = staticmethod(mlnxos_ib.parse_lldp)

@@ -69,23 +69,14 @@ def _ids_by_hostname(hosts: Any) -> dict[str, int]:
     return out
 
 
-def _paths_by_host(drives: Any) -> dict[int, set[str]]:
+def _values_by_host(items: Any, *value_keys: str) -> dict[int, set[str]]:
+    """host id -> the values found under the first of ``value_keys`` (drive paths, net devices)."""
     out: dict[int, set[str]] = {}
-    for item in _as_list(drives):
+    for item in _as_list(items):
         hid = host_id(_first(item, "host_id", "hostId"))
-        path = _first(item, "device_path", "path", "disk_path", "device")
-        if hid is not None and path:
-            out.setdefault(hid, set()).add(str(path))
-    return out
-
-
-def _nets_by_host(nets: Any) -> dict[int, set[str]]:
-    out: dict[int, set[str]] = {}
-    for item in _as_list(nets):
-        hid = host_id(_first(item, "host_id", "hostId"))
-        dev = _first(item, "name", "netdev", "device", "interface")
-        if hid is not None and dev:
-            out.setdefault(hid, set()).add(str(dev))
+        value = _first(item, *value_keys)
+        if hid is not None and value:
+            out.setdefault(hid, set()).add(str(value))
     return out
 
 
@@ -136,8 +127,8 @@ def weka_backend_plan(state: dict, spec: dict) -> dict[str, Any]:
             "add them with weka cluster host add (racfg does not grow a running cluster)"
         )
 
-    nets = _nets_by_host(state.get("nets"))
-    drives = _paths_by_host(state.get("drives"))
+    nets = _values_by_host(state.get("nets"), "name", "netdev", "device", "interface")
+    drives = _values_by_host(state.get("drives"), "device_path", "path", "disk_path", "device")
     host_changes = False
     for backend in backends:
         hid = ids[backend["name"]]

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -23,6 +24,8 @@ class ConnectionOverrides:
     known_hosts: Path | None = None  # host keys of the provider's machines (strict checking with it)
     switch_passwords: dict[str, str] = field(default_factory=dict, repr=False)  # switch name -> password
     substitutions: tuple[str, ...] = ()  # what the provider replaces (printed once, kept in the run record)
+    link_rates_mbit: dict[tuple[str, str], int] = field(default_factory=dict)  # (host, nic) -> shaped line rate
+    host_vars: dict[str, Any] = field(default_factory=dict)  # variables the provider sets on every host
 
     @property
     def active(self) -> bool:

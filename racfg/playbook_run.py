@@ -8,10 +8,12 @@ stop on Ctrl-C. This module is that one piece.
 from __future__ import annotations
 
 import os
+import signal
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -211,15 +213,56 @@ class Selection:
     forks: int = 20
 
 
+@contextmanager
+def stop_on_signals() -> Iterator[threading.Event]:
+    """While the block runs, SIGINT and SIGTERM set the yielded event instead of raising.
+
+    Why: Python raises KeyboardInterrupt at whatever line the main thread is on. Around a run
+    that lands sometimes inside the wait for the runner thread (caught, the run is cancelled)
+    and sometimes a line before or after it (not caught): the interrupt then escaped, while the
+    runner thread, which Python waits for at exit, played the whole play to its end. An event
+    is seen wherever the signal lands, and the one loop that waits for the run polls it. This
+    also covers a process started with SIGINT ignored (a background job), which Python would
+    otherwise leave deaf to ``kill -INT``. Outside the main thread nothing is installed.
+    """
+    event = threading.Event()
+    if threading.current_thread() is not threading.main_thread():
+        yield event
+        return
+    signals = (signal.SIGINT, signal.SIGTERM)
+    previous = {sig: signal.getsignal(sig) for sig in signals}
+
+    def _handler(signum: int, frame: object) -> None:
+        event.set()
+
+    for sig in signals:
+        signal.signal(sig, _handler)
+    try:
+        yield event
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
 @dataclass
 class PlaybookRun:
-    """What to run: a playbook against a rendered inventory, with ansible-playbook's options."""
+    """What to run: a playbook against a rendered inventory, with ansible-playbook's options.
+
+    ``connection_inventory`` is a second inventory source with a provider's connection vars
+    (see racfg.render.connection_vars); ``secret_vars`` an extra-vars file that must not be
+    recorded (see racfg.secret_vars): only its path reaches ansible-runner's records.
+    """
 
     playbook: str
     inventory: Path
     record_dir: Path
     selection: Selection = field(default_factory=Selection)
     extravars: dict[str, Any] = field(default_factory=dict)
+    connection_inventory: Path | None = None
+    secret_vars: Path | None = None
+
+    def inventories(self) -> list[Path]:
+        return [self.inventory, *([self.connection_inventory] if self.connection_inventory else [])]
 
     def envvars(self) -> dict[str, str]:
         venv_bin = str(Path(sys.executable).parent)
@@ -239,14 +282,18 @@ class PlaybookRun:
             parts.append("--check")
         if self.selection.diff:
             parts.append("--diff")
+        if self.secret_vars is not None:
+            parts.append(f"-e @{self.secret_vars}")
         return " ".join(parts)
 
     def count_tasks(self) -> int:
         """How many tasks the play will start (for the progress bar): ansible-playbook --list-tasks."""
         import subprocess
 
-        argv = [str(Path(sys.executable).parent / "ansible-playbook"), "-i", str(self.inventory), "--list-tasks",
+        argv = [str(Path(sys.executable).parent / "ansible-playbook"), "--list-tasks",
                 str(playbooks_dir() / self.playbook)]
+        for inventory in self.inventories():
+            argv += ["-i", str(inventory)]
         sel = self.selection
         for flag, value in (("--limit", sel.limit), ("--tags", sel.tags), ("--skip-tags", sel.skip_tags)):
             if value:
@@ -258,15 +305,28 @@ class PlaybookRun:
             return 0
         return sum(1 for line in out.splitlines() if line.startswith("      ") and "TAGS:" in line)
 
+    def run(self, tracker: RunTracker, stop: threading.Event) -> bool:
+        """Run to the end, or until ``stop`` is set (then ansible-runner kills the play). True if stopped."""
+        if stop.is_set():
+            return True
+        thread, _runner = self.start(tracker, stop.is_set)
+        while thread.is_alive():
+            thread.join(0.25)
+        return stop.is_set()
+
     def start(self, tracker: RunTracker, cancelled: Callable[[], bool]) -> tuple[threading.Thread, Any]:
         """Start ansible-runner in a thread; events go to ``tracker``; ``cancelled`` stops it."""
         self.record_dir.mkdir(parents=True, exist_ok=True)
         (self.record_dir / "tmp").mkdir(exist_ok=True)
+        # How often ansible-runner asks ``cancelled`` (its default: every 5 s). Read only from
+        # env/settings: ansible-runner 2.4 drops a ``settings=`` argument when that file is absent.
+        (self.record_dir / "env").mkdir(exist_ok=True)
+        (self.record_dir / "env" / "settings").write_text("pexpect_timeout: 1\n")
         return ansible_runner.run_async(
             private_data_dir=str(self.record_dir),
             project_dir=str(playbooks_dir()),
             playbook=self.playbook,
-            inventory=str(self.inventory),
+            inventory=[str(i) for i in self.inventories()],
             limit=self.selection.limit,
             tags=self.selection.tags,
             skip_tags=self.selection.skip_tags,

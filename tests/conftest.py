@@ -12,9 +12,8 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
+import labsupport as testing
 import pytest
-
-from racfg.lab import testing
 
 REPO = Path(__file__).resolve().parent.parent
 LAB_INVENTORY = Path(os.environ.get("RACFG_LAB_INVENTORY", REPO / "inventory" / "lab.yaml"))

@@ -14,7 +14,6 @@ from racfg.console import markdown_table, print_table, say
 from racfg.errors import EXIT_CODES_HELP, ExitCode
 from racfg.inventory import Cluster, load_cluster
 from racfg.inventory.model import Inventory
-from racfg.lab import lab_ssh_key
 from racfg.policy import RULES, BandwidthBudget, Finding, bandwidth_budget, evaluate
 from racfg.render import write_rendered
 from racfg.summary import bill_of_materials, cabling
@@ -160,8 +159,9 @@ def render(
 ) -> None:
     """Render the Ansible inventory, its variables and the fabric document.
 
-    The output is deterministic (same inventory, same bytes) and usable directly with
-    ``ansible-playbook -i OUT/hosts.yml``. Refuses an inventory with policy errors unless --force.
+    The output is deterministic (same inventory, same bytes, whether or not a lab of the site is
+    up) and usable directly with ``ansible-playbook -i OUT/hosts.yml``. Refuses an inventory with
+    policy errors unless --force.
     """
     cluster = load_cluster(inventory)
     errors = [f for f in evaluate(cluster) if f.severity == "error"]
@@ -170,7 +170,7 @@ def render(
             typer.echo(f"ERROR   {finding_text(cluster, f)}", err=True)
         typer.echo(f"racfg: {len(errors)} policy error(s); not rendered (use --force to render anyway)", err=True)
         raise typer.Exit(int(ExitCode.FINDINGS))
-    written = write_rendered(cluster, out, lab_ssh_key(cluster.name))
+    written = write_rendered(cluster, out)
     say(f"rendered {cluster.name} into {out} ({len(written)} file(s) changed)")
 
 

@@ -9,6 +9,7 @@ import typer
 from racfg.cli.app import app
 from racfg.cli.check_cmd import INVENTORY_ARG
 from racfg.cli.deploy_cmd import RecapFormat, refuse_policy_errors, report
+from racfg.cli.providers import overrides_for
 from racfg.console import print_table, say
 from racfg.deploy.runner import DeployOptions, run_deploy
 from racfg.errors import EXIT_CODES_HELP, ExitCode
@@ -51,7 +52,7 @@ def demo(
     built = lab.up(inventory, progress=lambda text: say(f"lab: {text}"))
     say(f"lab {cluster.name}: " + ("built" if built.changed else "already up, reused"))
     say(f"== 2/3 deploy {inventory}")
-    outcome = run_deploy(cluster, DeployOptions())
+    outcome = run_deploy(cluster, DeployOptions(), overrides=overrides_for(cluster))
     report(outcome, RecapFormat.table, show_diff=False)
     say("== 3/3 jumbo frames end to end (ping -M do at the host MTU, dgx -> storage)")
     rows = jumbo_checks(cluster) if outcome.exit_code == ExitCode.OK else []

@@ -11,6 +11,7 @@ import typer
 
 from racfg.cli.app import app
 from racfg.cli.check_cmd import INVENTORY_ARG, finding_text
+from racfg.cli.providers import overrides_for
 from racfg.console import say
 from racfg.deploy.runner import DeployOptions, DeployOutcome, run_deploy
 from racfg.deploy.view import print_recap
@@ -112,6 +113,6 @@ def deploy(
     options = deploy_options(limit, tags, skip_tags, check, diff, forks, verbose, allow_reboot)
     options.progress_to_stderr = fmt is RecapFormat.json
     confirm(cluster, options, yes)
-    outcome = run_deploy(cluster, options)
+    outcome = run_deploy(cluster, options, overrides=overrides_for(cluster))
     report(outcome, fmt, diff)
     raise typer.Exit(int(outcome.exit_code))

@@ -129,11 +129,15 @@ def status_cmd(
     yes = {True: "yes", False: "no"}
     print_table(f"lab {site} nodes", ["node", "kind", "state", "mgmt", "ssh", "memory MiB"],
                 [[n.name, n.kind, n.state, n.mgmt, yes[n.ssh], f"{n.memory_mib:.0f}"] for n in st.nodes])
-    print_table(f"lab {site} cables", ["host", "nic", "switch", "port", "rate Mbit/s", "MTU host/switch",
-                                        "carrier host/switch", "port admin"],
-                [[c.host, c.nic, c.switch, c.port, f"{c.rate_mbit:.0f}" if c.rate_mbit else "-",
+    def mbit(value: float | None) -> str:
+        return f"{value:.0f}" if value else "-"
+
+    print_table(f"lab {site} cables", ["host", "nic", "switch", "port", "rate Mbit/s to host/to switch",
+                                        "MTU host/switch", "carrier host/switch", "port admin", "wiring"],
+                [[c.host, c.nic, c.switch, c.port, f"{mbit(c.rate_mbit)}/{mbit(c.host_rate_mbit)}",
                   f"{c.host_mtu}/{c.switch_mtu}", f"{'up' if c.host_carrier else 'down'}/"
-                  f"{'up' if c.switch_carrier else 'down'}", "up" if c.switch_admin_up else "shutdown"]
+                  f"{'up' if c.switch_carrier else 'down'}", "up" if c.switch_admin_up else "shutdown",
+                  f"swapped with {c.swapped_with}" if c.swapped_with else "as inventory"]
                  for c in st.cables])
     say(f"resources: {st.memory_mib:.0f} MiB memory (PSS), {st.disk_mib:.0f} MiB disk in the site directory")
     for note in st.notes:
@@ -160,7 +164,8 @@ def link_cmd(
     end: str = typer.Argument(..., help="NIC name (data0) or switch port (1/1).", show_default=False),
     down: bool = typer.Option(False, "--down", help="Shut the switch port: both ends lose carrier."),
     up: bool = typer.Option(False, "--up", help="Bring the switch port back up."),
-    rate: int = typer.Option(None, "--rate", min=1, help="New lab line rate in Mbit/s (tbf on the switch port)."),
+    rate: int = typer.Option(None, "--rate", min=1, help="New lab line rate in Mbit/s, both directions "
+                             "(tbf on the switch port and on the host NIC)."),
     mtu: int = typer.Option(None, "--mtu", min=68, help="Switch port MTU, set on the data plane directly."),
     inventory: str = SITE_INVENTORY,
     site: str = SITE,
@@ -189,3 +194,31 @@ def start_cmd(host: str = typer.Argument(..., show_default=False, help="Lab host
     """Boot a stopped lab host and wait until its SSH answers."""
     api.start_host(_site(inventory, site), host)
     say(f"{host}: started, SSH answering")
+
+
+def _host_nic(text: str) -> tuple[str, str]:
+    host, sep, nic = text.partition(":")
+    if not sep or not host or not nic:
+        raise UsageError(f"{text!r}: give a cable as HOST:NIC (inventory names), e.g. dgx01:data0")
+    return host, nic
+
+
+@lab_app.command("swap")
+def swap_cmd(
+    first: str = typer.Argument(..., help="One cable by its host end: HOST:NIC (dgx01:data0).", show_default=False),
+    second: str = typer.Argument(..., help="The other cable: HOST:NIC.", show_default=False),
+    undo: bool = typer.Option(False, "--undo", help="Put two swapped cables back into their inventory ports."),
+    inventory: str = SITE_INVENTORY,
+    site: str = SITE,
+) -> None:
+    """Cabling fault: swap the switch ends of two cables (`racfg lab swap dgx01:data0 stor01:data0`).
+
+    Each host keeps its NIC and addresses; each switch port keeps its MTU, admin state and rate;
+    LLDP on both ends reports the new wiring within seconds. Swapping the same two cables again, or
+    `--undo`, puts them back. `racfg lab status` shows swapped cables."""
+    a, b = _host_nic(first), _host_nic(second)
+    name = _site(inventory, site)
+    ca, cb = api.unswap_cables(name, a, b) if undo else api.swap_cables(name, a, b)
+    for cable in (ca, cb):
+        state = f"swapped with {cable.swapped_with}" if cable.swapped_with else "as in the inventory"
+        say(f"cable {cable.key} - {cable.switch}:{cable.port} ({state})")

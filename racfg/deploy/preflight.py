@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from racfg.connection import NO_OVERRIDES, ConnectionOverrides
 from racfg.errors import UsageError
 from racfg.inventory import Cluster
 
@@ -29,18 +30,19 @@ def ofed_source_problem(cluster: Cluster) -> str | None:
     return None
 
 
-def run_preflight(cluster: Cluster, switch_names: list[str]) -> None:
+def run_preflight(cluster: Cluster, switch_names: list[str], overrides: ConnectionOverrides = NO_OVERRIDES) -> None:
     """Raise UsageError (exit 2) naming every problem found; nothing has changed yet."""
     problems = []
     ofed = ofed_source_problem(cluster)
     if ofed:
         problems.append(ofed + " (hint: copy the MLNX_OFED directory or tarball there, or use a repository URL)")
-    problems += switch_credential_problems(cluster, switch_names)
+    problems += switch_credential_problems(cluster, switch_names, overrides)
     if problems:
         raise UsageError("deploy refused before any change:\n  " + "\n  ".join(problems))
 
 
-def switch_credential_problems(cluster: Cluster, switch_names: list[str]) -> list[str]:
+def switch_credential_problems(cluster: Cluster, switch_names: list[str],
+                               overrides: ConnectionOverrides = NO_OVERRIDES) -> list[str]:
     """Every switch about to be configured must have a password racfg can find."""
     from racfg.switches import SwitchCredentialsError, resolve_password
 
@@ -48,7 +50,7 @@ def switch_credential_problems(cluster: Cluster, switch_names: list[str]) -> lis
     for name in switch_names:
         switch = cluster.switches[name]
         try:
-            resolve_password(switch.spec.credentials.model_dump(), site=cluster.name, name=name)
+            resolve_password(switch.spec.credentials.model_dump(), site=cluster.name, name=name, overrides=overrides)
         except SwitchCredentialsError as exc:
             problems.append(f"{cluster.where((*switch.src, 'credentials'))}: switch {name}: {exc}")
     return problems

@@ -4,22 +4,25 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from racfg.connection import NO_OVERRIDES, ConnectionOverrides
 from racfg.deploy.baseline import commit_baseline, staging_dir
 from racfg.deploy.preflight import run_preflight
 from racfg.deploy.view import RunView
 from racfg.errors import ExitCode
 from racfg.inventory import Cluster
-from racfg.lab import lab_ssh_key
 from racfg.locking import site_lock
 from racfg.paths import state_dir
-from racfg.playbook_run import PlaybookRun, RunTracker, Selection
-from racfg.render import write_rendered
+from racfg.playbook_run import PlaybookRun, RunTracker, Selection, stop_on_signals
+from racfg.render import write_connection_vars, write_rendered
 from racfg.runs import RunRecord
+from racfg.secret_vars import SWITCH_PASSWORDS_VAR, secret_extravars
 
 
 @dataclass
@@ -75,46 +78,70 @@ def switches_in_scope(cluster: Cluster, options: DeployOptions) -> list[str]:
     return [n for n in names if n in tokens]
 
 
-def run_deploy(cluster: Cluster, options: DeployOptions, title: str = "deploy") -> DeployOutcome:
-    """Run the deploy under the site lock. Unreachable or failed hosts do not stop the others."""
-    run_preflight(cluster, switches_in_scope(cluster, options))
-    with site_lock(state_dir() / "locks", cluster.name, "deploy"):
+def run_deploy(cluster: Cluster, options: DeployOptions, title: str = "deploy",
+               overrides: ConnectionOverrides = NO_OVERRIDES) -> DeployOutcome:
+    """Run the deploy under the site lock. Unreachable or failed hosts do not stop the others.
+
+    ``overrides`` (from the command layer: racfg.cli.providers) says how to reach a site beyond
+    its inventory, e.g. a running lab's key and switch passwords; the rendered inventory in the
+    run record stays what ``racfg render`` writes, the overrides go beside it.
+    """
+    in_scope = switches_in_scope(cluster, options)
+    run_preflight(cluster, in_scope, overrides)
+    with site_lock(state_dir() / "locks", cluster.name, "deploy"), stop_on_signals() as stop:
         record = RunRecord.create("deploy" if not options.check else "deploy-check")
         inventory_dir = record.path / "inventory"
-        write_rendered(cluster, inventory_dir, lab_ssh_key(cluster.name))
-        run = PlaybookRun(
-            playbook=options.playbook,
-            inventory=inventory_dir / "hosts.yml",
-            record_dir=record.path,
-            selection=options,
-            extravars={"racfg_allow_reboot": options.allow_reboot},
-        )
-        view = RunView(f"{title} {cluster.name}", verbose=options.verbose, to_stderr=options.progress_to_stderr)
-        tracker = RunTracker(total_tasks=run.count_tasks(), on_line=view.line_sink(), verbose=options.verbose)
-        interrupted = _play(run, tracker, view)
+        write_rendered(cluster, inventory_dir)
+        if overrides.active:
+            record.write_json("connection.json", {"provider": overrides.provider,
+                                                  "substitutions": list(overrides.substitutions)})
+        with _switch_secrets(cluster, in_scope, overrides) as secrets:
+            run = PlaybookRun(
+                playbook=options.playbook,
+                inventory=inventory_dir / "hosts.yml",
+                record_dir=record.path,
+                selection=options,
+                extravars={"racfg_allow_reboot": options.allow_reboot, **provider_extravars(overrides)},
+                connection_inventory=write_connection_vars(cluster, overrides, record.path / "connection"),
+                secret_vars=secrets,
+            )
+            view = RunView(f"{title} {cluster.name}", verbose=options.verbose, to_stderr=options.progress_to_stderr)
+            tracker = RunTracker(total_tasks=run.count_tasks(), on_line=view.line_sink(), verbose=options.verbose)
+            interrupted = _play(run, tracker, view, stop)
         hosts = [h.as_dict() for h in sorted(tracker.hosts.values(), key=lambda h: h.name)]
         outcome = DeployOutcome(record, hosts, _exit_code(tracker, interrupted), interrupted,
                                 diffs=[{"host": d.host, "task": d.task, "diff": d.text} for d in tracker.diffs])
         if outcome.exit_code == ExitCode.OK and not options.check and options.baseline and not options.limit:
-            outcome.baseline, outcome.baseline_error = record_baseline(cluster, run, record)
+            outcome.baseline, outcome.baseline_error = record_baseline(cluster, run, record, overrides, stop)
+            if stop.is_set():
+                outcome.interrupted, outcome.exit_code = True, ExitCode.CANNOT_RUN
         record.write_json("results.json", outcome.as_dict())
         return outcome
 
 
-def _play(run: PlaybookRun, tracker: RunTracker, view: RunView) -> bool:
-    """Run the play, showing progress; on Ctrl-C ask ansible-runner to stop and wait for it."""
-    cancel = threading.Event()
-    thread, _runner = run.start(tracker, cancel.is_set)
-    interrupted = False
+def provider_extravars(overrides: ConnectionOverrides) -> dict[str, Any]:
+    """Variables the provider sets for its runs only (``ConnectionOverrides.host_vars``): the lab has
+    no GPUs, so there the gpu role reports "no GPU" as a skip instead of failing, and its lldpd
+    announces every second. A production run (no provider) keeps what the inventory renders."""
+    return dict(overrides.host_vars)
+
+
+@contextmanager
+def _switch_secrets(cluster: Cluster, names: list[str], overrides: ConnectionOverrides) -> Iterator[Path | None]:
+    """The in-scope switches' passwords, resolved here once, in a private extra-vars file for the run."""
+    from racfg.switches import switch_passwords
+
+    credentials = {n: cluster.switches[n].spec.credentials.model_dump() for n in names}
+    passwords = switch_passwords(credentials, site=cluster.name, overrides=overrides)
+    with secret_extravars({SWITCH_PASSWORDS_VAR: passwords} if passwords else {}) as path:
+        yield path
+
+
+def _play(run: PlaybookRun, tracker: RunTracker, view: RunView, stop: threading.Event) -> bool:
+    """Run the play, showing progress; a signal (Ctrl-C, SIGTERM) sets ``stop``, which cancels it."""
     with view:
         view.attach(tracker)
-        while thread.is_alive():
-            try:
-                thread.join(0.25)
-            except KeyboardInterrupt:
-                interrupted = True
-                cancel.set()
-    return interrupted
+        return run.run(tracker, stop)
 
 
 def _exit_code(tracker: RunTracker, interrupted: bool) -> ExitCode:
@@ -128,7 +155,9 @@ def _exit_code(tracker: RunTracker, interrupted: bool) -> ExitCode:
     return ExitCode.OK
 
 
-def record_baseline(cluster: Cluster, run: PlaybookRun, record: RunRecord) -> tuple[Path | None, str | None]:
+def record_baseline(cluster: Cluster, run: PlaybookRun, record: RunRecord,
+                    overrides: ConnectionOverrides = NO_OVERRIDES, stop: threading.Event | None = None,
+                    ) -> tuple[Path | None, str | None]:
     """Collect host facts (playbooks/facts.yml) and switch facts, and keep them as the baseline.
 
     Returns (baseline directory, None), or (None, why not): the previous baseline then stays.
@@ -138,15 +167,16 @@ def record_baseline(cluster: Cluster, run: PlaybookRun, record: RunRecord) -> tu
     staging = staging_dir(cluster.name)
     facts_run = PlaybookRun(playbook="facts.yml", inventory=run.inventory, record_dir=record.path / "facts",
                             selection=Selection(forks=run.selection.forks),
-                            extravars={"racfg_baseline_dir": str(staging / "hosts")})
+                            extravars={"racfg_baseline_dir": str(staging / "hosts")},
+                            connection_inventory=run.connection_inventory)
     tracker = RunTracker()
-    thread, _ = facts_run.start(tracker, lambda: False)
-    thread.join()
+    if facts_run.run(tracker, stop or threading.Event()):
+        return None, "interrupted"
     if tracker.totals["failed"] or tracker.totals["unreachable"] or not tracker.stats_seen:
         problems = [f"{h.name}: {p}" for h in tracker.hosts.values() for p in h.problems]
         return None, "host facts could not be read (" + ("; ".join(problems[:3]) or "facts run failed") + ")"
     try:
-        switches = switch_baseline(cluster)
+        switches = switch_baseline(cluster, overrides)
     except RacfgError as exc:
         return None, f"switch facts could not be read ({exc})"
     for name, facts in switches.items():
@@ -156,7 +186,7 @@ def record_baseline(cluster: Cluster, run: PlaybookRun, record: RunRecord) -> tu
     return path, None
 
 
-def switch_baseline(cluster: Cluster) -> dict[str, dict[str, Any]]:
+def switch_baseline(cluster: Cluster, overrides: ConnectionOverrides = NO_OVERRIDES) -> dict[str, dict[str, Any]]:
     """Version and per-port MTU/state of every switch, read over SSH with the switch drivers."""
     from racfg.render.ansible_inventory import switch_vars
     from racfg.switches import SwitchTarget, read_facts, resolve_password
@@ -164,8 +194,11 @@ def switch_baseline(cluster: Cluster) -> dict[str, dict[str, Any]]:
     def one(name: str) -> dict[str, Any]:
         switch = cluster.switches[name]
         spec = switch_vars(cluster, switch)["racfg_switch"]
-        password = resolve_password(switch.spec.credentials.model_dump(), site=cluster.name, name=name)
+        password = resolve_password(switch.spec.credentials.model_dump(), site=cluster.name, name=name,
+                                    overrides=overrides)
         return read_facts(SwitchTarget.from_vars(spec, password)).to_dict()
 
-    with ThreadPoolExecutor(max_workers=min(16, max(1, len(cluster.switches)))) as pool:
+    if not cluster.switches:
+        return {}
+    with ThreadPoolExecutor(max_workers=min(16, len(cluster.switches))) as pool:
         return dict(zip(cluster.switches, pool.map(one, cluster.switches), strict=True))

@@ -14,7 +14,7 @@ from pydantic import BaseModel, ValidationError
 from racfg.errors import UsageError
 from racfg.inventory import model as m
 from racfg.inventory.cluster import Cluster, build_cluster
-from racfg.inventory.source import LDict, LList, Loc, SourceError, format_path, line_of, load_yaml
+from racfg.inventory.source import LDict, LList, Loc, SourceError, format_path, line_of, load_yaml, located
 
 _TYPE_TAG = re.compile(r"^(str|int|float|bool|none|list\[.*\]|dict\[.*\]|literal\[.*\]|function-.*|.*\[.*\])$")
 
@@ -31,7 +31,7 @@ class Problem:
     hint: str | None = None
 
     def __str__(self) -> str:
-        where = f"{self.file}:{self.line}" + (f" {self.path}" if self.path else "")
+        where = located(self.file, self.line) + (f" {self.path}" if self.path else "")
         text = f"{where}: {self.message}"
         if self.found is not None:
             text += f" (found: {self.found})"
@@ -87,7 +87,12 @@ def _clean_loc(root: Any, loc: tuple[Any, ...]) -> Loc:
 
 
 def _found(value: Any) -> str:
-    text = repr(value) if not isinstance(value, (LDict, LList, dict, list)) else type(value).__name__.lstrip("L")
+    """What the file holds where something else was expected: a short repr, or the kind of container."""
+    if isinstance(value, (LDict, dict)):
+        return "a mapping"
+    if isinstance(value, (LList, list)):
+        return "a list"
+    text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
 
 

@@ -258,7 +258,15 @@ class Tuning(Strict):
     cpu_governor: Literal["performance", "none"] = "performance"
 
 
+class OsPin(Strict):
+    """The OS the hosts must run; validate and drift report a host that differs."""
+
+    release: str | None = Field(None, description="OS release, e.g. '12' or 'Debian GNU/Linux 12 (bookworm)'.")
+    kernel: str | None = Field(None, description="Kernel release prefix, e.g. 6.1.0 (uname -r starts with it).")
+
+
 class Software(Strict):
+    os: OsPin | None = Field(None, description="Pinned OS release and kernel (checked by validate).")
     ofed: Ofed | None = None
     weka: Weka | None = None
     nvidia_driver: str | None = Field(None, description="Expected NVIDIA driver branch, e.g. 418 or 535.")
@@ -291,6 +299,46 @@ class Budget(Strict):
         return self
 
 
+class UserBenchmark(Strict):
+    """A user's own benchmark run by ``racfg smoke`` on each node-count step (tf_cnn_benchmarks, a
+    PyTorch script ...): its figure is cut out of the output by ``regex`` and judged against
+    ``acceptance.references[name]`` per node count, and its scaling as smoke judges the fabric's."""
+
+    name: str = Field(pattern=r"^[A-Za-z0-9_.\-]+$", description="Figure name; the key in acceptance.references.")
+    command: str = Field(description="Command template: {host} {hosts} {nodes} {storage} {address} {duration}.")
+    launcher: Literal["ssh", "mpirun", "horovodrun", "torchrun", "srun"] = Field(
+        "ssh", description="ssh: run on every node of the step and add the figures; else launched once.")
+    regex: str = Field(description="Regular expression whose first group is the figure.")
+    unit: str = ""
+    steps: list[Annotated[int, Field(ge=1)]] | None = Field(None, description="Node counts (default: smoke steps).")
+    timeout_s: float = Field(600, gt=0, description="Upper bound of one step; its processes are stopped after it.")
+
+    @field_validator("regex")
+    @classmethod
+    def _regex(cls, value: str) -> str:
+        import re
+
+        if re.compile(value).groups < 1:
+            raise ValueError("the regex needs a group around the figure, e.g. 'rate: ([0-9.]+)'")
+        return value
+
+
+class Smoke(Strict):
+    """How ``racfg smoke`` measures. Unset durations take real-cluster defaults, shorter in the lab."""
+
+    duration_s: float | None = Field(None, gt=0, le=3600, description="Seconds per TCP measurement (default 10).")
+    omit_s: float | None = Field(None, ge=0, le=60, description="Warm-up seconds left out of each (default 2).")
+    processes_per_link: int | None = Field(
+        None, ge=1, le=64, description="iperf3 processes per link (default: one per 25 Gb/s, at least one per "
+        "storage host).")
+    scaling_steps: list[Annotated[int, Field(ge=1)]] | None = Field(
+        None, description="Client counts of the scaling run (default 1, 2, 4 ... N).")
+    outlier_fraction: float = Field(0.93, gt=0, le=1, description="A link below this share of the best is named.")
+    fio_runtime_s: float | None = Field(None, gt=0, le=3600, description="Seconds per fio job (default 10).")
+    fio_path: str | None = Field(None, description="A file on the shared filesystem fio reads (read-only) on clients.")
+    benchmark: UserBenchmark | None = None
+
+
 class Acceptance(Strict):
     link_saturation: float = Field(0.9, gt=0, le=1, description="Smoke: fraction of line rate a link must reach.")
     scaling_efficiency: float = Field(0.9, gt=0, le=1, description="Smoke: throughput(N)/(N*throughput(1)) floor.")
@@ -301,6 +349,7 @@ class Acceptance(Strict):
         default_factory=dict, description="Benchmark name -> node count -> reference."
     )
     budget: Budget = Field(default_factory=Budget)
+    smoke: Smoke = Field(default_factory=Smoke)
 
 
 class Inventory(Strict):

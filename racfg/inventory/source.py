@@ -45,7 +45,10 @@ class LList(list):
 
 @dataclass(frozen=True)
 class SourceError(Exception):
-    """The file is not YAML we accept: carries file, line and message."""
+    """The file is not YAML we accept: carries file, line and message.
+
+    ``line`` is 0 for a problem with the file as a whole (missing, unreadable): no line is shown
+    then, since ``file:0`` points at a place that does not exist."""
 
     file: str
     line: int
@@ -53,8 +56,13 @@ class SourceError(Exception):
     hint: str | None = None
 
     def __str__(self) -> str:
-        text = f"{self.file}:{self.line}: {self.message}"
+        text = f"{located(self.file, self.line)}: {self.message}"
         return f"{text} (hint: {self.hint})" if self.hint else text
+
+
+def located(file: str, line: int) -> str:
+    """``file:line``, or just ``file`` when the problem is the whole file (line 0)."""
+    return f"{file}:{line}" if line > 0 else file
 
 
 def format_path(loc: Loc) -> str:

@@ -11,8 +11,9 @@ import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 
+from racfg.connection import NO_OVERRIDES, ConnectionOverrides
 from racfg.errors import CannotRunError, UsageError
-from racfg.lab import fabric, machines, switches
+from racfg.lab import fabric, lldpd, machines, switches
 from racfg.lab.lifecycle import ssh_key_path
 from racfg.lab.state import CableState, LabState, SwitchState, load_state, save_state, site_dir
 
@@ -63,6 +64,35 @@ def switch_password(site: str, switch: str) -> str:
         raise CannotRunError(f"lab switch {switch} of site {site} has no password file {path}") from None
 
 
+def connection_overrides(site: str) -> ConnectionOverrides:
+    """What a running lab of ``site`` tells the commands: its SSH key, known_hosts and switch passwords.
+
+    NO_OVERRIDES when no lab of ``site`` is up, so the same inventory reaches a real site unchanged.
+    Only switches whose password file exists are listed (a switch that failed to start has none).
+    """
+    key = lab_ssh_key(site)
+    if key is None:
+        return NO_OVERRIDES
+    state = require_lab(site)
+    passwords: dict[str, str] = {}
+    for name in sorted(state.switches):
+        path = switches.switch_dir(site_dir(site), name) / "password"
+        if path.is_file():
+            passwords[name] = path.read_text().strip()
+    substitutions = [f"SSH key {key} for hosts without ssh_key"]
+    known = lab_known_hosts(site)
+    if known is not None:
+        substitutions.append(f"host keys from {known}")
+    if passwords:
+        substitutions.append(f"generated passwords of lab switches ({', '.join(passwords)}) where credentials "
+                             "say lab: true")
+    substitutions.append("no GPUs: dgx hosts report 'no GPU' as a skip instead of failing")
+    substitutions.append("lldpd announces every second (racfg_lldp_tx_interval: 1) so cabling shows at once")
+    return ConnectionOverrides(provider="lab", ssh_key=key, known_hosts=known, switch_passwords=passwords,
+                               substitutions=tuple(substitutions),
+                               host_vars={"racfg_gpu_required": False, "racfg_lldp_tx_interval": 1})
+
+
 def exec_argv(state: LabState, node: str, argv: Sequence[str]) -> list[str]:
     """The root-namespace command line that runs ``argv`` inside a lab host or switch."""
     if not argv:
@@ -99,9 +129,15 @@ def _cable(state: LabState, node: str, end: str) -> CableState:
                      hint="cables: " + ", ".join(f"{c.host}:{c.nic}-{c.switch}:{c.port}" for c in state.cables))
 
 
+def _ends(state: LabState, cable: CableState) -> fabric.CableEnds:
+    return fabric.CableEnds(state.switches[cable.switch].netns, cable.switch_ifname, state.hosts[cable.host].netns,
+                            cable.nic)
+
+
 def set_link(site: str, node: str, end: str, *, up: bool | None = None, rate_mbit: int | None = None,
              mtu: int | None = None) -> CableState:
-    """Act on a cable's switch port: admin down/up (the host sees carrier loss), lab rate, port MTU.
+    """Act on a cable: switch port admin down/up (the host sees carrier loss), lab rate (both
+    directions), switch port MTU.
 
     ``node``/``end`` is a host and NIC (``dgx01``, ``data0``) or a switch and port (``sw1``, ``1/1``).
     This works beside the switch CLI, on the data plane directly: a fault, not a configuration.
@@ -112,12 +148,75 @@ def set_link(site: str, node: str, end: str, *, up: bool | None = None, rate_mbi
     if mtu is not None:
         fabric.set_mtu(ns, cable.switch_ifname, mtu)
     if rate_mbit is not None:
-        fabric.set_rate(ns, cable.switch_ifname, rate_mbit)
+        fabric.set_cable_rate(_ends(state, cable), rate_mbit)
         cable.lab_rate_mbit = rate_mbit
         save_state(state)
     if up is not None:
         fabric.set_admin(ns, cable.switch_ifname, up)
     return cable
+
+
+def _host_cable(state: LabState, end: tuple[str, str]) -> CableState:
+    host, nic = end
+    for cable in state.cables:
+        if cable.host == host and cable.nic == nic:
+            return cable
+    raise UsageError(f"lab {state.site} has no cable at {host}:{nic}",
+                     hint="cables: " + ", ".join(c.key for c in state.cables))
+
+
+def _exchange(site: str, state: LabState, a: CableState, b: CableState) -> None:
+    """Replug ``a`` and ``b`` into each other's switch ports, in the kernel, the state and LLDP."""
+    fabric.swap_switch_ends(_ends(state, a), _ends(state, b))
+    for field in ("switch", "port", "switch_ifname", "lab_rate_mbit"):
+        value = getattr(a, field)
+        setattr(a, field, getattr(b, field))
+        setattr(b, field, value)
+    save_state(state)
+    directory = site_dir(site)
+    for name in sorted({a.switch, b.switch}):
+        lldpd.restart(state.switches[name], switches.switch_dir(directory, name))
+    save_state(state)
+
+
+def swap_cables(site: str, a: tuple[str, str], b: tuple[str, str]) -> tuple[CableState, CableState]:
+    """A cabling fault: the cables of host NICs ``a`` and ``b`` (``("dgx01", "data0")``) swap
+    their switch ports. Swapping the same two again puts them back (see unswap_cables).
+
+    The hosts keep their NICs and addresses; the switch ports keep MTU, admin state and rate;
+    within a few seconds both ends' LLDP report the new wiring. Returns the two cables as wired now.
+    """
+    state = require_lab(site)
+    ca, cb = _host_cable(state, a), _host_cable(state, b)
+    if ca is cb:
+        raise UsageError(f"cannot swap {ca.key} with itself", hint="name two different host NICs")
+    if ca.swapped_with or cb.swapped_with:
+        if ca.swapped_with == cb.key and cb.swapped_with == ca.key:
+            return unswap_cables(site, a, b)
+        busy = ca if ca.swapped_with else cb
+        raise UsageError(f"{busy.key} is already swapped with {busy.swapped_with}",
+                         hint=f"undo that first: racfg lab swap {busy.key} {busy.swapped_with} --undo")
+    _exchange(site, state, ca, cb)
+    ca.swapped_with, cb.swapped_with = cb.key, ca.key
+    save_state(state)
+    return ca, cb
+
+
+def unswap_cables(site: str, a: tuple[str, str], b: tuple[str, str]) -> tuple[CableState, CableState]:
+    """Put two swapped cables back into their inventory ports (nothing to do if they are there)."""
+    state = require_lab(site)
+    ca, cb = _host_cable(state, a), _host_cable(state, b)
+    if not ca.swapped_with and not cb.swapped_with:
+        return ca, cb
+    if ca.swapped_with != cb.key or cb.swapped_with != ca.key:
+        busy = ca if ca.swapped_with else cb
+        raise UsageError(f"{ca.key} and {cb.key} are not swapped with each other "
+                         f"({busy.key} is swapped with {busy.swapped_with})",
+                         hint=f"racfg lab swap {busy.key} {busy.swapped_with} --undo")
+    _exchange(site, state, ca, cb)
+    ca.swapped_with = cb.swapped_with = ""
+    save_state(state)
+    return ca, cb
 
 
 def stop_host(site: str, host: str) -> None:

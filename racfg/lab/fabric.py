@@ -5,15 +5,22 @@ management subnet, and one veth per node, so the machine running racfg reaches e
 switch on its inventory address, exactly as a jump host would. Nothing routes it further.
 
 Data fabric: each switch is a namespace with a Linux bridge; each cabled port is a veth pair,
-switch end ``swpN`` enslaved to the bridge, host end named as the inventory NIC. The switch end
-carries a tbf qdisc at the lab rate, so host-to-host traffic crosses one shaped port and a
-saturation test means something; its MTU is the switch port MTU and is enforced by the kernel.
+switch end ``swpN`` enslaved to the bridge, host end named as the inventory NIC. Both ends carry
+a tbf qdisc at the lab rate (the switch end shapes what the switch sends to the host, the host
+end, set from the root namespace, what the host sends into the switch), so a cable is limited
+both ways, as a real link is, and a saturation test in either direction means something. The
+switch end's MTU is the switch port MTU and is enforced by the kernel.
+
+A cable swap (a wiring fault) moves the switch ends of two cables: the veth devices change
+names (and namespaces, across switches), while the port's MTU, admin state and rate stay with
+the port's name, as they stay with a switch port when someone replugs the cable.
 """
 
 from __future__ import annotations
 
 import ipaddress
 import json
+from dataclasses import dataclass
 
 from racfg.errors import CannotRunError
 from racfg.inventory.cluster import Cluster
@@ -93,16 +100,33 @@ def add_cable(host_netns: str, nic: str, switch_netns: str, switch_ifname: str, 
     ip(switch_netns, "link", "set", switch_ifname, "mtu", str(FRESH_SWITCH_MTU), "master", names.BRIDGE_IFNAME)
     ip(switch_netns, "link", "set", switch_ifname, "up")
     ip(host_netns, "link", "set", nic, "up")
-    set_rate(switch_netns, switch_ifname, rate_mbit)
+    set_cable_rate(CableEnds(switch_netns, switch_ifname, host_netns, nic), rate_mbit)
     return link_info(host_netns, nic).get("address", "")
 
 
-def set_rate(netns: str, ifname: str, rate_mbit: int) -> None:
-    """Shape egress of a switch port with tbf: the lab line rate of that cable."""
-    rate_bytes = rate_mbit * 1_000_000 // 8
-    burst = max(64 * 1024, rate_bytes // 200)  # ~5 ms of line rate, never below a few jumbo frames
+@dataclass(frozen=True)
+class CableEnds:
+    """Where a cable's two veth ends are: the switch port device and the host NIC, by namespace."""
+
+    switch_netns: str
+    switch_ifname: str
+    host_netns: str
+    nic: str
+
+
+def set_cable_rate(ends: CableEnds, rate_mbit: float) -> None:
+    """The lab line rate of a cable, both directions: switch port egress (to the host) and host
+    NIC egress (to the switch). Shaping only the switch side would let a host send unlimited."""
+    set_rate(ends.switch_netns, ends.switch_ifname, rate_mbit)
+    set_rate(ends.host_netns, ends.nic, rate_mbit)
+
+
+def set_rate(netns: str, ifname: str, rate_mbit: float) -> None:
+    """Shape egress of one veth end with tbf."""
+    rate_bit = round(rate_mbit * 1_000_000)  # a rate read back from tc may be fractional Mbit/s
+    burst = max(64 * 1024, rate_bit // 8 // 200)  # ~5 ms of line rate, never below a few jumbo frames
     run(["ip", "netns", "exec", netns, "tc", "qdisc", "replace", "dev", ifname, "root", "tbf",
-         "rate", f"{rate_mbit}mbit", "burst", str(burst), "latency", "50ms"])
+         "rate", f"{rate_bit}bit", "burst", str(burst), "latency", "50ms"])
 
 
 def read_rate_mbit(netns: str, ifname: str) -> float | None:
@@ -122,3 +146,58 @@ def set_admin(netns: str, ifname: str, up: bool) -> None:
 
 def set_mtu(netns: str, ifname: str, mtu: int) -> None:
     ip(netns, "link", "set", ifname, "mtu", str(mtu))
+
+
+@dataclass(frozen=True)
+class PortSettings:
+    """What belongs to a switch port rather than to the cable plugged into it."""
+
+    mtu: int
+    admin_up: bool
+    rate_mbit: float | None
+
+
+def port_settings(netns: str, ifname: str) -> PortSettings:
+    info = link_info(netns, ifname)
+    if not info:
+        raise CannotRunError(f"switch port {ifname} is missing from namespace {netns}")
+    return PortSettings(int(info.get("mtu", FRESH_SWITCH_MTU)), "UP" in info.get("flags", []),
+                        read_rate_mbit(netns, ifname))
+
+
+def _apply_port(netns: str, ifname: str, settings: PortSettings) -> None:
+    ip(netns, "link", "set", ifname, "master", names.BRIDGE_IFNAME, "mtu", str(settings.mtu))
+    if settings.rate_mbit:
+        set_rate(netns, ifname, settings.rate_mbit)
+    set_admin(netns, ifname, settings.admin_up)
+
+
+def swap_switch_ends(a: CableEnds, b: CableEnds) -> None:
+    """Replug two cables into each other's switch ports: afterwards ``a``'s host NIC is cabled to
+    ``b``'s switch port and the other way round.
+
+    The switch-end devices are renamed (and moved between switch namespaces when the ports are on
+    two switches), so the host NICs keep their addresses and settings, as a host's NIC does when
+    its cable is moved at the switch. Each port keeps its MTU, admin state and rate; each host
+    NIC's egress takes the rate of the port it now reaches. Carrier drops for a moment, as it does
+    when a cable is unplugged.
+    """
+    port_a = port_settings(a.switch_netns, a.switch_ifname)
+    port_b = port_settings(b.switch_netns, b.switch_ifname)
+    set_admin(a.switch_netns, a.switch_ifname, False)
+    set_admin(b.switch_netns, b.switch_ifname, False)
+    # Temporary names outside lldpd's swp* pattern; a crash midway leaves them in the switch
+    # namespace, which `lab down` deletes with everything in it.
+    ip(a.switch_netns, "link", "set", a.switch_ifname, "name", "rfswapa")
+    ip(b.switch_netns, "link", "set", b.switch_ifname, "name", "rfswapb")
+    if a.switch_netns != b.switch_netns:
+        ip(a.switch_netns, "link", "set", "rfswapa", "netns", b.switch_netns)
+        ip(b.switch_netns, "link", "set", "rfswapb", "netns", a.switch_netns)
+    ip(b.switch_netns, "link", "set", "rfswapa", "name", b.switch_ifname)
+    ip(a.switch_netns, "link", "set", "rfswapb", "name", a.switch_ifname)
+    _apply_port(a.switch_netns, a.switch_ifname, port_a)
+    _apply_port(b.switch_netns, b.switch_ifname, port_b)
+    if port_b.rate_mbit:
+        set_rate(a.host_netns, a.nic, port_b.rate_mbit)
+    if port_a.rate_mbit:
+        set_rate(b.host_netns, b.nic, port_a.rate_mbit)

@@ -1,8 +1,8 @@
 """``lab up``: build a site's lab step by step, idempotently, and undo it all if a step fails.
 
 Steps, in order (a failure names the step): image, repository, SSH key, management network,
-switches, hosts, cables, drives, boot, switch CLI, SSH. The state file is saved after each
-step so that a crash at any point can still be torn down. Running ``up`` on a lab that is
+switches, hosts, cables, drives, boot, switch CLI (and each switch's lldpd), SSH. The state file
+is saved after each step so that a crash at any point can still be torn down. Running ``up`` on a lab that is
 already up from the same inventory changes nothing (it only restarts a stopped machine or
 switch CLI, e.g. after ``lab stop``).
 """
@@ -18,7 +18,7 @@ from pathlib import Path
 from racfg.errors import CannotRunError, RacfgError, UsageError
 from racfg.inventory.cluster import Cluster
 from racfg.inventory.loader import load_cluster
-from racfg.lab import drives, fabric, image, machines, names, prereq, repo, switches
+from racfg.lab import drives, fabric, image, lldpd, machines, names, prereq, repo, switches, timeserver
 from racfg.lab.netns import create_netns
 from racfg.lab.sh import log, run
 from racfg.lab.state import CableState, HostState, LabState, SwitchState, load_state, save_state, site_dir
@@ -131,6 +131,11 @@ def _converge(state: LabState, say: Progress) -> UpResult:
             if pid != sw.pid:
                 sw.pid = pid
                 changed = changed or pid is not None
+        if not lldpd.is_up(sw) and lldpd.start(sw, switches.switch_dir(directory, sw.name)) is not None:
+            changed = True
+    if timeserver.running_pid(directory) is None:
+        say("starting the lab's time server")
+        timeserver.start(directory, state.mgmt_gateway.split("/")[0])
     if changed:
         save_state(state)
         machines.wait_ssh(list(state.hosts.values()), SSH_TIMEOUT, directory / "logs")
@@ -175,6 +180,7 @@ def _build(cluster: Cluster, path: Path, inv_hash: str, scale: int, say: Progres
         )
         save_state(state)
         fabric.setup_mgmt_bridge(site, gateway)
+        timeserver.start(directory, str(gateway.ip))
         prefixlen = gateway.network.prefixlen
         mark(step)
 
@@ -250,6 +256,9 @@ def _build(cluster: Cluster, path: Path, inv_hash: str, scale: int, say: Progres
                 "ports": ports[sw.name],
             })
             sws.pid = switches.start_cli(sws, sdir)
+            save_state(state)
+            lldpd.write_config(sws, sdir, {port: p["ifname"] for port, p in ports[sw.name].items()})
+            lldpd.start(sws, sdir)
             save_state(state)
         if not switches.cli_available() and cluster.switches:
             say("switch CLI not installed yet: switches have a data plane but no management CLI")

@@ -24,6 +24,8 @@ TOOLS = {
     "mount": "mount",
     "apt-get": "apt",
     "dpkg-deb": "dpkg",
+    "lldpd": "lldpd",  # LLDP of the lab's Ethernet switches
+    "lldpcli": "lldpd",
 }
 
 

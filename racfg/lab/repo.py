@@ -8,6 +8,11 @@ every dependency the image lacks, indexes them as a flat apt repository under
 
 Dependencies are resolved by this machine's apt (Debian bookworm, like the image) against the
 *image's* dpkg status, so exactly the packages missing from the image are fetched.
+
+Each package list (and image) gets its own directory, ``lab_root()/repos/<key>``: a lab that is
+up keeps its repository bind-mounted, so a new list (a role that installs one more package)
+must not replace the directory under another site's running hosts. Repositories no lab uses
+any more are removed when a new one is staged.
 """
 
 from __future__ import annotations
@@ -21,18 +26,24 @@ from pathlib import Path
 
 from racfg.lab.image import build_lock
 from racfg.lab.sh import log, run
+from racfg.lab.state import known_sites, load_state
 from racfg.paths import lab_root
 
 # What the roles install (OFED inbox flavour, perf tools, NVMe, time). iperf3, fio and chrony
 # are in the image already (DESIGN.md's list); the rest must come from here.
-PACKAGES = ("rdma-core", "ibverbs-utils", "infiniband-diags", "perftest", "nvme-cli", "fio", "iperf3", "chrony")
+PACKAGES = ("rdma-core", "ibverbs-utils", "infiniband-diags", "perftest", "nvme-cli", "fio", "iperf3", "chrony",
+            "lldpd")
 MOUNT_POINT = "/srv/racfg-repo"
 SOURCES_LINE = f"deb [trusted=yes] file:{MOUNT_POINT} ./\n"
 RECIPE_VERSION = 1
 
 
-def repo_dir() -> Path:
-    return lab_root() / "repo"
+def repos_dir() -> Path:
+    return lab_root() / "repos"
+
+
+def repo_dir(key: str) -> Path:
+    return repos_dir() / key
 
 
 def _key(image_root: Path) -> str:
@@ -43,20 +54,36 @@ def _key(image_root: Path) -> str:
 
 def ensure_repo(image_root: Path) -> tuple[Path, float | None]:
     """Stage the repository for this image unless it is cached. Returns (dir, seconds or None)."""
-    target = repo_dir()
     key = _key(image_root)
+    target = repo_dir(key)
     stamp = target / "racfg-repo.json"
-    if stamp.exists() and json.loads(stamp.read_text()).get("key") == key:
+    if stamp.exists():
         return target, None
     with build_lock(lab_root(), "repo"):
-        if stamp.exists() and json.loads(stamp.read_text()).get("key") == key:
+        if stamp.exists():
             return target, None
-        return _stage(target, key, image_root)
+        staged = _stage(target, key, image_root)
+        _prune_unused(keep=target)
+        return staged
+
+
+def _prune_unused(keep: Path) -> None:
+    """Remove repositories (and the pre-keyed ``lab_root()/repo``) that no lab's state names."""
+    in_use = {keep}
+    for site in known_sites():
+        state = load_state(site)
+        if state is not None:
+            in_use.add(Path(state.repo))
+    candidates = [lab_root() / "repo", *(repos_dir().iterdir() if repos_dir().is_dir() else [])]
+    for path in candidates:
+        if path.is_dir() and path not in in_use and not path.name.endswith(".staging"):
+            log.info("removing unused lab package repository %s", path)
+            shutil.rmtree(path, ignore_errors=True)
 
 
 def _stage(target: Path, key: str, image_root: Path) -> tuple[Path, float]:
     started = time.monotonic()
-    tmp = target.with_name("repo.staging")
+    tmp = target.with_name(target.name + ".staging")
     shutil.rmtree(tmp, ignore_errors=True)
     (tmp / "partial").mkdir(parents=True)
     log.info("staging the lab's offline package repository (once per machine)")
@@ -77,11 +104,7 @@ def _stage(target: Path, key: str, image_root: Path) -> tuple[Path, float]:
     debs = sorted(tmp.glob("*.deb"))
     _write_index(tmp, debs)
     (tmp / "racfg-repo.json").write_text(json.dumps({"key": key, "packages": [d.name for d in debs]}, indent=1))
-    if target.exists():
-        old = target.with_name("repo.old")
-        shutil.rmtree(old, ignore_errors=True)
-        target.rename(old)
-        shutil.rmtree(old, ignore_errors=True)
+    shutil.rmtree(target, ignore_errors=True)  # a half-written one without its stamp
     tmp.rename(target)
     return target, time.monotonic() - started
 

@@ -36,17 +36,26 @@ class SwitchState:
     mgmt: str
     config: str  # cli.json
     pid: int | None = None  # switch CLI process, None when not started
+    lldpd_pid: int | None = None  # the switch's lldpd (Ethernet platforms), see lldpd.py
 
 
 @dataclass
 class CableState:
+    """A cable as it is plugged now: host NIC -> switch port. After ``lab swap`` the switch end
+    (switch, port, device, rate) is the other cable's inventory port; ``swapped_with`` names it."""
+
     host: str
     nic: str
     switch: str
-    port: str  # canonical inventory port name
+    port: str  # canonical port name where the cable lands now (the inventory's unless swapped)
     switch_ifname: str
     speed_gbps: float
     lab_rate_mbit: int
+    swapped_with: str = ""  # "host:nic" of the cable whose switch port this one took, "" as cabled
+
+    @property
+    def key(self) -> str:
+        return f"{self.host}:{self.nic}"
 
 
 @dataclass

@@ -11,10 +11,11 @@ import subprocess
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from racfg.lab import machines, names, switches
+from racfg.lab import lldpd, machines, names, switches
 from racfg.lab.fabric import read_rate_mbit
 from racfg.lab.netns import link_info, list_netns, netns_pids
 from racfg.lab.state import LabState, site_dir
+from racfg.lab.switchcli import lldp
 
 RDMA_NOTE = ("InfiniBand fabric: host NICs are Ethernet stand-ins named as declared (e.g. ib0); "
              "RDMA is not emulated (no verbs devices, ib_* and perftest RDMA tests cannot pass)")
@@ -35,13 +36,15 @@ class CableStatus:
     host: str
     nic: str
     switch: str
-    port: str
-    rate_mbit: float | None
+    port: str  # where the cable lands now
+    rate_mbit: float | None  # switch -> host (tbf on the switch port)
+    host_rate_mbit: float | None  # host -> switch (tbf on the host NIC)
     host_mtu: int | None
     switch_mtu: int | None
     host_carrier: bool
     switch_admin_up: bool
     switch_carrier: bool
+    swapped_with: str = ""  # host:nic whose switch port this cable took (`lab swap`), "" as cabled
 
 
 @dataclass
@@ -101,6 +104,8 @@ def collect(state: LabState) -> LabStatus:
                                        _pss_mib(netns_pids(sw.netns)) if exists else 0.0))
         if exists and not cli:
             status.notes.append(f"switch {sw.name}: no SSH CLI running (data plane only)")
+        if exists and lldp.runs_lldp(sw.platform) and not lldpd.is_up(sw):
+            status.notes.append(f"switch {sw.name}: lldpd not running (its LLDP table is empty)")
     for cable in state.cables:
         host_ns = state.hosts[cable.host].netns
         sw_ns = state.switches[cable.switch].netns
@@ -109,9 +114,14 @@ def collect(state: LabState) -> LabStatus:
         status.cables.append(CableStatus(
             cable.host, cable.nic, cable.switch, cable.port,
             read_rate_mbit(sw_ns, cable.switch_ifname) if s else None,
+            read_rate_mbit(host_ns, cable.nic) if h else None,
             h.get("mtu"), s.get("mtu"),
             "LOWER_UP" in h.get("flags", []), "UP" in s.get("flags", []), "LOWER_UP" in s.get("flags", []),
+            cable.swapped_with,
         ))
+        if cable.swapped_with and cable.key < cable.swapped_with:  # one note per swapped pair
+            status.notes.append(f"cables {cable.key} and {cable.swapped_with} are swapped at the switch "
+                                f"(undo: racfg lab swap {cable.key} {cable.swapped_with} --undo)")
     status.memory_mib = round(sum(n.memory_mib for n in status.nodes), 1)
     status.disk_mib = _du_mib(site_dir(state.site))
     if state.fabric == "infiniband":

@@ -45,7 +45,12 @@ def ensure_password(directory: Path) -> Path:
     return path
 
 
+EAPI_PORT = 443  # EOS switches also serve eAPI (HTTPS) on their management address, as real ones do
+
+
 def write_cli_config(directory: Path, config: dict[str, Any]) -> Path:
+    if config.get("platform") == "eos":
+        config = {"eapi_port": EAPI_PORT, **config}
     path = directory / "cli.json"
     path.write_text(json.dumps(config, indent=1, sort_keys=True) + "\n")
     return path

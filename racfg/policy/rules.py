@@ -333,6 +333,12 @@ def software(c: Cluster) -> Iterator[Finding]:
             if not getattr(sw.ofed, key):
                 yield Finding("error", "software", ("software", "ofed", key), f"flavor mlnx needs ofed.{key}",
                               "RA: MLNX_OFED 4.5-1.0.1.0, from a local path or repository")
+    if sw.weka is not None and not sw.weka.dist:
+        yield Finding("warning", "software", ("software", "weka"),
+                      f"Weka {sw.weka.version or ''} is declared without a distribution: deploy would install "
+                      "nothing (the weka role reports a skip on every host)".replace("Weka  is", "Weka is"),
+                      "set software.weka.dist to the Weka tarball (path on this machine or URL), or remove "
+                      "software.weka")
     if sw.weka is not None and sw.weka.dist and not sw.weka.version:
         yield Finding("error", "software", ("software", "weka", "version"), "a Weka distribution needs its version",
                       "the role checks the installed version against it")

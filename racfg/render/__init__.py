@@ -8,6 +8,8 @@ import yaml
 
 from racfg.inventory.cluster import Cluster
 from racfg.render.ansible_inventory import group_vars, host_vars, inventory_tree, switch_vars
+from racfg.render.anta_catalog import anta_catalog_files
+from racfg.render.connection_vars import connection_vars, write_connection_vars
 from racfg.render.fabric_doc import fabric_markdown
 
 HEADER = "# Rendered by racfg from {source}. Do not edit: change the inventory and render again.\n"
@@ -26,8 +28,9 @@ def _dump(data: object, source: str) -> str:
     return HEADER.format(source=source) + body
 
 
-def render_files(cluster: Cluster, lab_key: Path | None = None) -> dict[str, str]:
-    """All rendered files as {relative path: text}. Pure: same cluster -> same bytes."""
+def render_files(cluster: Cluster) -> dict[str, str]:
+    """All rendered files as {relative path: text}. Pure: same cluster -> same bytes, whatever runs
+    on this machine (a lab's key and passwords reach a run through ``connection_vars``, not here)."""
     source = Path(cluster.display).name
     files = {
         "hosts.yml": _dump(inventory_tree(cluster), source),
@@ -35,18 +38,19 @@ def render_files(cluster: Cluster, lab_key: Path | None = None) -> dict[str, str
         "fabric.md": fabric_markdown(cluster),
     }
     for host in cluster.hosts:
-        files[f"host_vars/{host.name}.yml"] = _dump(host_vars(cluster, host, lab_key), source)
+        files[f"host_vars/{host.name}.yml"] = _dump(host_vars(cluster, host), source)
     for switch in cluster.switches.values():
         files[f"host_vars/{switch.name}.yml"] = _dump(switch_vars(cluster, switch), source)
+    files.update(anta_catalog_files(cluster))  # EOS switches only
     return files
 
 
-def write_rendered(cluster: Cluster, out: Path, lab_key: Path | None = None) -> list[Path]:
+def write_rendered(cluster: Cluster, out: Path) -> list[Path]:
     """Write the rendered tree to ``out``; remove host_vars files of hosts no longer present.
 
     Files are written only when their content changed, so a second render touches nothing.
     """
-    files = render_files(cluster, lab_key)
+    files = render_files(cluster)
     written: list[Path] = []
     out.mkdir(parents=True, exist_ok=True)
     for rel, text in sorted(files.items()):
@@ -62,4 +66,4 @@ def write_rendered(cluster: Cluster, out: Path, lab_key: Path | None = None) -> 
     return written
 
 
-__all__ = ["render_files", "write_rendered"]
+__all__ = ["connection_vars", "render_files", "write_connection_vars", "write_rendered"]

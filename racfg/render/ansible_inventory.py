@@ -7,12 +7,9 @@ The variable names here are the contract between racfg and its roles (``racfg_*`
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from racfg.inventory.cluster import Cluster, ClusterHost, ClusterSwitch
-
-LAB_SSH_ARGS = "-o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR"
 
 
 def fabric_vars(cluster: Cluster) -> dict[str, Any]:
@@ -50,12 +47,13 @@ def group_vars(cluster: Cluster) -> dict[str, Any]:
         "racfg_ofed": sw.ofed.model_dump(mode="json") if sw.ofed else None,
         "racfg_weka": sw.weka.model_dump(mode="json") if sw.weka else None,
         "racfg_nvidia_driver": sw.nvidia_driver,
+        "racfg_os": sw.os.model_dump(mode="json", exclude_none=True) if sw.os else None,
         "racfg_tuning": sw.tuning.model_dump(mode="json"),
         "racfg_allow_reboot": False,
     }
 
 
-def host_vars(cluster: Cluster, host: ClusterHost, lab_key: Path | None) -> dict[str, Any]:
+def host_vars(cluster: Cluster, host: ClusterHost) -> dict[str, Any]:
     """Connection and per-host variables (host_vars/<host>.yml)."""
     out: dict[str, Any] = {
         "ansible_host": str(host.mgmt),
@@ -64,15 +62,15 @@ def host_vars(cluster: Cluster, host: ClusterHost, lab_key: Path | None) -> dict
     }
     if host.ssh_key:
         out["ansible_ssh_private_key_file"] = host.ssh_key
-    elif lab_key is not None:
-        out["ansible_ssh_private_key_file"] = str(lab_key)
-        out["ansible_ssh_common_args"] = LAB_SSH_ARGS
     out.update(
         {
             "racfg_role": host.role,
             "racfg_model": host.model,
             "racfg_mgmt": str(host.mgmt),
             "racfg_gpus": host.gpus,
+            # a dgx host that the inventory gives GPUs must show them: the gpu role fails otherwise
+            # (only a lab run lifts this, see racfg.deploy.runner.provider_extravars)
+            "racfg_gpu_required": host.role == "dgx" and bool(host.gpus),
             "racfg_nics": [
                 {
                     "name": n.name,

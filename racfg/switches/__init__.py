@@ -5,7 +5,8 @@ Public API::
     get_driver(platform) -> SwitchDriver           # parsers, show commands, render, plan
     intended_for(cluster, name) -> IntendedSwitch  # from a loaded inventory
     intended_from_vars(racfg_switch, racfg_switch_ports, racfg_fabric) -> IntendedSwitch
-    resolve_password(credentials, site=, name=) -> str
+    resolve_password(credentials, site=, name=, overrides=) -> str
+    switch_passwords({name: credentials}, site=, overrides=) -> {name: password}
     SwitchTarget(...), SwitchSession(target).facts() -> SwitchFacts
     read_facts(target) -> SwitchFacts
     apply_switch(target, intended, check=False, save=True) -> ApplyResult
@@ -20,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 # well under a second, so importing the package must not pull in jinja2 and the drivers.
 _EXPORTS = {
     "ApplyResult": "apply", "apply_switch": "apply", "resolve_password": "credentials",
+    "switch_passwords": "credentials",
     "SwitchDriver": "drivers", "get_driver": "drivers", "SwitchAuthError": "errors", "SwitchConfigError": "errors",
     "SwitchCredentialsError": "errors", "SwitchUnreachable": "errors", "LldpNeighbor": "facts", "PfcFacts": "facts",
     "PortFacts": "facts", "SwitchFacts": "facts", "IntendedPort": "intent", "IntendedSwitch": "intent",

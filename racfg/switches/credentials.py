@@ -1,7 +1,9 @@
 """Switch passwords, resolved at run time from where the inventory says they live.
 
 Never written to rendered files or logs: env var, a 0600 file, an ansible-vault file, or
-(lab switches) the password the lab generated under its state directory.
+(``lab: true``) the password a connection provider (the virtual lab) hands the command as an
+override. The override answers only for ``lab: true``: an inventory that names its own source
+(password_env/file/vault) always gets that source, so a lab never masks a real site's secret.
 """
 
 from __future__ import annotations
@@ -12,30 +14,8 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from racfg.paths import lab_root
+from racfg.connection import NO_OVERRIDES, ConnectionOverrides
 from racfg.switches.errors import SwitchCredentialsError
-
-
-def lab_password_path(site: str, name: str) -> Path:
-    """Where ``racfg lab up`` leaves a lab switch's generated password."""
-    return lab_root() / site / "switches" / name / "password"
-
-
-def _lab_password(site: str, name: str) -> str | None:
-    """The password a running lab generated for this switch, or None when no such lab switch is up.
-
-    A switch of a running lab answers only to that password, so it wins over the inventory's
-    reference: the same inventory deploys to the lab with nothing exported.
-    """
-    from racfg.errors import CannotRunError
-    from racfg.lab import is_lab_up, switch_password
-
-    if not is_lab_up(site):
-        return None
-    try:
-        return switch_password(site, name)
-    except CannotRunError:
-        return None
 
 
 def _file_password(path_text: str, name: str) -> str:
@@ -68,14 +48,12 @@ def _vault_password(path_text: str, name: str) -> str:
     return result.stdout.strip()
 
 
-def resolve_password(credentials: dict[str, Any], *, site: str, name: str) -> str:
+def resolve_password(credentials: dict[str, Any], *, site: str, name: str,
+                     overrides: ConnectionOverrides = NO_OVERRIDES) -> str:
     """The password for switch ``name`` of ``site`` from its credentials reference.
 
     ``credentials`` is the inventory's Credentials as a dict: one of password_env,
-    password_file, password_vault or lab: true."""
-    lab = _lab_password(site, name)
-    if lab is not None:
-        return lab
+    password_file, password_vault or lab: true (the provider's password, from ``overrides``)."""
     if credentials.get("password_env"):
         var = str(credentials["password_env"])
         value = os.environ.get(var)
@@ -89,10 +67,20 @@ def resolve_password(credentials: dict[str, Any], *, site: str, name: str) -> st
     if credentials.get("password_vault"):
         return _vault_password(str(credentials["password_vault"]), name)
     if credentials.get("lab"):
+        password = overrides.switch_passwords.get(name)
+        if password:
+            return password
         raise SwitchCredentialsError(
-            f"switch {name}: lab password not found at {lab_password_path(site, name)}",
-            hint=f"is the lab for site {site!r} up? (racfg lab up)",
+            f"switch {name}: credentials say lab: true, but no running lab of site {site!r} supplies its password",
+            hint=f"is the lab for site {site!r} up? (racfg lab up INVENTORY)",
         )
     raise SwitchCredentialsError(
         f"switch {name}: no credentials given", hint="set password_env, password_file, password_vault or lab: true"
     )
+
+
+def switch_passwords(switches: dict[str, dict[str, Any]], *, site: str,
+                     overrides: ConnectionOverrides = NO_OVERRIDES) -> dict[str, str]:
+    """Every switch's password, {name: password}, from {name: credentials}; raises on the first missing one."""
+    return {name: resolve_password(creds, site=site, name=name, overrides=overrides)
+            for name, creds in switches.items()}

@@ -53,6 +53,7 @@ class SwitchFacts:
     interfaces: dict[str, PortFacts]
     pfc: PfcFacts
     lldp: dict[str, LldpNeighbor]
+    config_saved: bool | None = None  # running config == startup; None where the platform cannot tell
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -15,9 +15,9 @@ import time
 from pathlib import Path
 
 import pytest
+from labsupport import LabHandle
 
-from racfg.lab import lab_exec, start_host, stop_host
-from racfg.lab.testing import LabHandle
+from racfg.lab import lab_exec, start_host, stop_host, switch_password
 
 pytestmark = pytest.mark.lab
 
@@ -88,6 +88,14 @@ def test_fresh_lab_converges_then_changes_nothing(lab: LabHandle, state_dir: Pat
     switch = json.loads((baseline / "switches" / "sw1.json").read_text())
     assert switch["version"]
 
+    # The lab's key reached the run beside the rendered inventory, and no secret reached the record.
+    record = Path(json.loads(first.stdout)["run"])
+    assert str(lab.ssh_key) in (record / "connection" / "hosts.yml").read_text()
+    assert str(lab.ssh_key) not in (record / "inventory" / "host_vars" / "dgx01.yml").read_text()
+    password = switch_password(lab.site, "sw1").encode()
+    leaks = [p for p in record.rglob("*") if p.is_file() and password in p.read_bytes()]
+    assert leaks == []
+
     # Second run: nothing changes anywhere; meanwhile a concurrent deploy is refused.
     second = subprocess.Popen([sys.executable, "-m", "racfg", "deploy", str(INVENTORY), "--yes", "--format", "json"],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env(state_dir), cwd=REPO)
@@ -146,37 +154,85 @@ def test_unreachable_and_failing_hosts_do_not_stop_the_others(lab: LabHandle, st
         start_host(lab.site, "stor02")
 
 
+def task_starts(record: Path) -> list[tuple[int, str, str]]:
+    """(counter, role, task) of every task start the run has recorded so far, in play order."""
+    starts = []
+    for path in record.glob("artifacts/ansible/job_events/*.json"):
+        try:
+            event = json.loads(path.read_text())
+        except (OSError, ValueError):  # being written
+            continue
+        if event.get("event") == "playbook_on_task_start":
+            data = event.get("event_data") or {}
+            starts.append((int(event.get("counter", 0)), str(data.get("role") or ""), str(data.get("task") or "")))
+    return sorted(starts)
+
+
+def recorded_events(record: Path) -> set[str]:
+    return {json.loads(p.read_text()).get("event", "") for p in record.glob("artifacts/ansible/job_events/*.json")}
+
+
 def test_interrupt_keeps_record_and_releases_lock(lab: LabHandle, state_dir: Path):
+    """SIGINT when the fabric role starts (a known point, seen in the run's own events) stops the
+    play there: later roles never start, no recap is played, exit 3, record kept, lock free."""
     runs = state_dir / "runs"
     earlier = set(runs.iterdir())
     proc = subprocess.Popen([sys.executable, "-m", "racfg", "deploy", str(INVENTORY), "--yes", "--format", "json"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env(state_dir), cwd=REPO)
     try:
-        deadline = time.monotonic() + 120
-        events: list[Path] = []
-        while time.monotonic() < deadline and len(events) < 20:  # well into the play
-            events = [e for run in set(runs.iterdir()) - earlier
-                      for e in run.glob("artifacts/ansible/job_events/*.json")]
-            time.sleep(0.3)
-        assert events, "the deploy did not start"
+        deadline = time.monotonic() + 180
+        record: Path | None = None
+        while time.monotonic() < deadline and proc.poll() is None:
+            record = next(iter(set(runs.iterdir()) - earlier), None)
+            if record is not None and any(role == "fabric" for _, role, _ in task_starts(record)):
+                break
+            time.sleep(0.1)
+        assert record is not None and proc.poll() is None, "the deploy did not reach the fabric role"
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=120)
     finally:
         if proc.poll() is None:
             proc.kill()
-    assert proc.returncode == 3, err[-2000:]
+            proc.communicate()
+    assert proc.returncode == 3, out[-2000:] + err[-2000:]
     document = json.loads(out)
-    assert document["interrupted"] is True
-    record = Path(document["run"])
+    assert document["interrupted"] is True and Path(document["run"]) == record
     assert (record / "results.json").is_file() and (record / "artifacts" / "ansible" / "stdout").is_file()
+    roles = {role for _, role, _ in task_starts(record)}
+    assert "fabric" in roles and not roles & {"nvme_storage", "weka"}, roles  # stopped, not played on
+    assert "playbook_on_stats" not in recorded_events(record)
     # The lock is free again: the next deploy runs (and converges whatever the interrupt left).
     again = deploy(state_dir, "--format", "json")
     assert again.returncode == 0, again.stderr[-2000:]
 
 
-def test_lab_switch_needs_no_exported_password(lab: LabHandle):
-    from racfg.lab import switch_password
+def test_lab_overrides_only_what_the_inventory_leaves_to_it(lab: LabHandle):
+    """A running lab supplies its password for a lab: true switch; an inventory's own password_env
+    is never replaced by it (unset, it is an error even though the lab knows the password)."""
+    from racfg.errors import RacfgError
     from racfg.switches import resolve_password
 
+    overrides = lab.overrides
     generated = switch_password(lab.site, "sw1")
-    assert resolve_password({"password_env": "RACFG_UNSET_FOR_THIS_TEST"}, site=lab.site, name="sw1") == generated
+    assert overrides.provider == "lab" and overrides.switch_passwords == {"sw1": generated}
+    assert overrides.ssh_key == lab.ssh_key and overrides.known_hosts is not None
+    assert resolve_password({"lab": True}, site=lab.site, name="sw1", overrides=overrides) == generated
+    with pytest.raises(RacfgError, match="environment variable RACFG_UNSET_FOR_THIS_TEST is not set"):
+        resolve_password({"password_env": "RACFG_UNSET_FOR_THIS_TEST"}, site=lab.site, name="sw1",
+                         overrides=overrides)
+    with pytest.raises(RacfgError, match="no running lab of site 'lab' supplies its password"):
+        resolve_password({"lab": True}, site=lab.site, name="sw1")
+
+
+def test_render_is_the_same_with_or_without_a_running_lab(lab: LabHandle, tmp_path: Path):
+    outputs = {}
+    for name, lab_dir in (("lab-up", None), ("no-lab", str(tmp_path / "no-lab-here"))):
+        environment = env(tmp_path)
+        if lab_dir is not None:
+            environment["RACFG_LAB_DIR"] = lab_dir
+        out = tmp_path / name
+        subprocess.run([sys.executable, "-m", "racfg", "render", str(INVENTORY), "--out", str(out)], check=True,
+                       capture_output=True, text=True, env=environment, cwd=REPO)
+        outputs[name] = {p.relative_to(out): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()}
+    assert outputs["lab-up"] == outputs["no-lab"]
+    assert not any(str(lab.ssh_key).encode() in text for text in outputs["lab-up"].values())

@@ -88,3 +88,127 @@ def test_unset_password_variable_is_named_before_anything_runs(tmp_path, monkeyp
     assert "site.yaml:" in text and "switches[0].credentials" in text
     monkeypatch.setenv("RACFG_SN2700_PASSWORD", "from-the-environment")
     run_preflight(load_cluster(path), ["sn2700"])
+
+
+# --- the product does not lean on the lab (issue 11, point 8) ---------------------------------
+
+PRODUCT_PACKAGES = ("racfg/switches", "racfg/deploy", "racfg/render")
+PRODUCT_MODULES = ("racfg/playbook_run.py", "racfg/connection.py", "racfg/secret_vars.py")
+
+
+def _imports(path: Path) -> set[str]:
+    import ast
+
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names.add(node.module)
+            names.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return names
+
+
+def test_switches_deploy_render_never_import_the_lab():
+    files = [p for d in PRODUCT_PACKAGES for p in sorted((REPO / d).rglob("*.py"))]
+    files += [REPO / m for m in PRODUCT_MODULES]
+    assert len(files) > 10
+    leaning = {str(p.relative_to(REPO)): sorted(n for n in _imports(p) if n == "racfg.lab" or
+                                                n.startswith("racfg.lab."))
+               for p in files}
+    assert {k: v for k, v in leaning.items() if v} == {}
+    # and at run time: loading deploy, the switch layer and render loads no lab code (the CLI
+    # package does: it carries `racfg lab`, and racfg.cli.providers asks the lab for overrides)
+    import subprocess
+    import sys
+
+    code = ("import sys, racfg.deploy.runner, racfg.switches.apply, racfg.switches.credentials, racfg.render; "
+            "print(sorted(m for m in sys.modules if m.startswith('racfg.lab')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO).stdout
+    assert out.strip() == "[]"
+
+
+def test_connection_vars_give_the_provider_key_only_where_the_inventory_gives_none(tmp_path):
+    from racfg.connection import NO_OVERRIDES, ConnectionOverrides
+    from racfg.render import connection_vars, write_connection_vars
+
+    text = (REPO / "inventory" / "lab.yaml").read_text().replace(
+        '  - {name: "stor[01:02]", role: storage, mgmt: 198.18.0.21}',
+        '  - {name: "stor[01:02]", role: storage, mgmt: 198.18.0.21, ssh_key: /root/.ssh/site_key}')
+    path = tmp_path / "lab.yaml"
+    path.write_text(text)
+    cluster = load_cluster(path)
+    overrides = ConnectionOverrides(provider="lab", ssh_key=Path("/lab/id"), known_hosts=Path("/lab/known"))
+    hosts = connection_vars(cluster, overrides)
+    assert hosts["dgx01"]["ansible_ssh_private_key_file"] == "/lab/id"
+    assert "ansible_ssh_private_key_file" not in hosts["stor01"]  # the inventory's own key stays
+    assert "UserKnownHostsFile=/lab/known" in hosts["stor01"]["ansible_ssh_common_args"]
+    assert "StrictHostKeyChecking=yes" in hosts["dgx01"]["ansible_ssh_common_args"]
+    assert write_connection_vars(cluster, NO_OVERRIDES, tmp_path / "none") is None
+    written = write_connection_vars(cluster, overrides, tmp_path / "conn")
+    assert written is not None and "/lab/id" in written.read_text()
+
+
+def test_lab_true_takes_the_override_and_an_own_source_never_does(monkeypatch):
+    from racfg.connection import ConnectionOverrides
+    from racfg.switches import SwitchCredentialsError, resolve_password
+
+    overrides = ConnectionOverrides(provider="lab", switch_passwords={"sw1": "generated"})
+    assert resolve_password({"lab": True}, site="s", name="sw1", overrides=overrides) == "generated"
+    monkeypatch.setenv("RACFG_TEST_SW1", "from-env")
+    assert resolve_password({"password_env": "RACFG_TEST_SW1"}, site="s", name="sw1", overrides=overrides) == "from-env"
+    monkeypatch.delenv("RACFG_TEST_SW1")
+    with pytest.raises(SwitchCredentialsError, match="RACFG_TEST_SW1 is not set"):
+        resolve_password({"password_env": "RACFG_TEST_SW1"}, site="s", name="sw1", overrides=overrides)
+    with pytest.raises(SwitchCredentialsError, match="lab: true, but no running lab of site 's'"):
+        resolve_password({"lab": True}, site="s", name="sw1")
+
+
+def test_secret_extravars_file_is_private_and_gone_afterwards():
+    import stat
+
+    from racfg.secret_vars import secret_extravars
+
+    with secret_extravars({"racfg_switch_passwords": {"sw1": "s3cret"}}) as path:
+        assert path is not None and json.loads(path.read_text()) == {"racfg_switch_passwords": {"sw1": "s3cret"}}
+        assert stat.S_IMODE(path.stat().st_mode) == 0o600 and stat.S_IMODE(path.parent.stat().st_mode) == 0o700
+        assert "/runs/" not in str(path)
+    assert not path.exists() and not path.parent.exists()
+    with secret_extravars({}) as nothing:
+        assert nothing is None
+
+
+# --- Ctrl-C always stops a run (issue 11, point 9) -------------------------------------------
+
+def test_signals_set_the_stop_event_wherever_they_land_and_handlers_come_back():
+    import os
+    import signal
+
+    from racfg.playbook_run import PlaybookRun, RunTracker, stop_on_signals
+
+    before = signal.getsignal(signal.SIGINT)
+    with stop_on_signals() as stop:
+        os.kill(os.getpid(), signal.SIGINT)  # no KeyboardInterrupt: the event records it
+        deadline = time.monotonic() + 5
+        while not stop.is_set() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert stop.is_set()
+        # a run asked to stop before it starts never starts
+        run = PlaybookRun(playbook="site.yml", inventory=REPO / "nowhere.yml", record_dir=REPO / "nowhere")
+        assert run.run(RunTracker(), stop) is True
+        assert not (REPO / "nowhere").exists()
+    assert signal.getsignal(signal.SIGINT) is before
+
+
+def test_gpus_are_required_in_production_and_lifted_only_for_a_lab_run():
+    import yaml
+
+    from racfg.connection import NO_OVERRIDES, ConnectionOverrides
+    from racfg.deploy.runner import provider_extravars
+    from racfg.render import render_files
+
+    files = render_files(load_cluster(REPO / "inventory" / "ra-ethernet.yaml"))
+    assert yaml.safe_load(files["host_vars/dgx01.yml"])["racfg_gpu_required"] is True
+    assert yaml.safe_load(files["host_vars/weka01.yml"])["racfg_gpu_required"] is False
+    assert provider_extravars(NO_OVERRIDES) == {}
+    assert provider_extravars(ConnectionOverrides(provider="lab")) == {"racfg_gpu_required": False}

@@ -39,7 +39,9 @@ def test_check_json_and_markdown():
     result = racfg("check", "inventory/ra-arista.yaml", "--format", "json")
     document = json.loads(result.stdout)
     assert result.returncode == 0
-    assert document["summary"] == {"errors": 0, "warnings": 0, "hosts": 17, "switches": 1}
+    assert document["summary"] == {"errors": 0, "warnings": 1, "hosts": 17, "switches": 1}
+    # the example pins Weka 3.2.2 but ships no distribution: check says deploy would install nothing
+    assert [f["path"] for f in document["findings"]] == ["software.weka"]
     assert len(document["topology"]) == 52
     assert document["budget"]["fed"] is True
     md = racfg("check", "inventory/ra-ethernet.yaml", "--format", "md").stdout

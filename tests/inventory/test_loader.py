@@ -114,3 +114,16 @@ def test_defaults_apply_per_role(make_cluster):
     data["defaults"] = {"all": {"ssh_user": "ops"}, "storage": {"ssh_user": "weka"}}
     cluster = make_cluster(data)
     assert {h.role: h.ssh_user for h in cluster.hosts} == {"dgx": "ops", "storage": "weka"}
+
+
+def test_file_level_errors_show_no_line_and_containers_are_named(tmp_path):
+    """`site.yaml:0` points nowhere: a problem with the whole file names the file alone; a top-level
+    list is called a list (it printed `(found: ist)`)."""
+    missing = tmp_path / "site.yaml"
+    [problem] = problems(missing)
+    assert str(problem) == f"{missing}: file not found"
+    listed = tmp_path / "list.yaml"
+    listed.write_text("- a\n- b\n")
+    [problem] = problems(listed)
+    assert str(problem).startswith(f"{listed}:1: the top level must be a mapping")
+    assert str(problem).endswith("(found: a list)")

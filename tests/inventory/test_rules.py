@@ -154,3 +154,11 @@ def test_cabling_property(ports):
         else:
             seen.add(p)
     assert len(found) == expected
+
+
+def test_weka_without_a_distribution_is_a_warning(make_cluster):
+    data = base()
+    del data["software"]["weka"]["dist"]
+    found, _ = findings(make_cluster, data, "software")
+    assert [(f.severity, f.path) for f in found] == [("warning", "software.weka")]
+    assert "without a distribution: deploy would install nothing" in found[0].message

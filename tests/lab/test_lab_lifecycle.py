@@ -7,13 +7,13 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from labsupport import require_lab_prerequisites
 
 from racfg.errors import CannotRunError
 from racfg.inventory import load_cluster
 from racfg.lab import lifecycle, names
 from racfg.lab.state import site_dir
 from racfg.lab.teardown import leftovers
-from racfg.lab.testing import require_lab_prerequisites
 
 pytestmark = pytest.mark.lab
 CYCLE = Path(__file__).parent / "cycle.yaml"

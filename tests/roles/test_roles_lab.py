@@ -13,9 +13,10 @@ import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
+import labsupport as testing
 import pytest
 
-from racfg.lab import testing
+from racfg.lab.api import connection_overrides
 
 pytestmark = pytest.mark.lab
 
@@ -43,7 +44,8 @@ def rendered(roles_lab: testing.LabHandle, tmp_path_factory: pytest.TempPathFact
 
 
 def site(rendered: Path, *args: str) -> Run:
-    return testing.run_playbook(rendered, "site.yml", *args)
+    """site.yml by plain ansible-playbook; the lab's key and host keys passed as an operator passes them."""
+    return testing.run_playbook(rendered, "site.yml", *args, overrides=connection_overrides("rolesdev"))
 
 
 @pytest.fixture(scope="module")

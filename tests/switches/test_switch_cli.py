@@ -139,3 +139,41 @@ def test_eos_rejected_command_aborts_the_session(switch_factory):
     with pytest.raises(SwitchConfigError, match="aborted, running config unchanged"):
         apply_switch(target(sw), intended(sw, mtu=9500))  # EOS max 9214
     assert read_facts(target(sw)).interfaces["Ethernet1/1"].description == ""
+
+
+def test_eos_eapi_answers_from_the_cli_state(tmp_path):
+    """eAPI (HTTPS JSON-RPC) in the same process as the SSH CLI: one running config, EOS's errors."""
+    import json as _json
+
+    import pyeapi
+
+    from tests.switches.conftest import free_port, make_switch
+
+    sw = make_switch(tmp_path, "eos")
+    config = _json.loads(sw.config.read_text())
+    config["eapi_port"] = free_port()
+    sw.config.write_text(_json.dumps(config))
+    sw.start()
+    try:
+        conn = connect(sw)
+        conn.enable()
+        assert "%" not in conn.send_config_set(["interface Ethernet1/3", "description over-ssh"])
+        conn.disconnect()
+        node = pyeapi.connect(transport="https", host="127.0.0.1", port=config["eapi_port"], username="admin",
+                              password=PASSWORD, return_node=True)
+        described = node.enable("show interfaces description")[0]["result"]["interfaceDescriptions"]
+        assert described["Ethernet1/3"]["description"] == "over-ssh"
+        assert node.run_commands(["show hostname"], encoding="text")[0]["output"].startswith("Hostname: sw1")
+        with pytest.raises(pyeapi.eapilib.CommandError) as bad:
+            node.run_commands(["show bogus-thing"])
+        assert bad.value.error_code == 1002
+        with pytest.raises(pyeapi.eapilib.CommandError) as text_only:
+            node.run_commands(["show running-config diffs"])  # no JSON form on EOS either
+        assert text_only.value.error_code == 1003
+        assert node.config(["interface Ethernet1/4", "mtu 9000"]) == [{}, {}]
+        assert read_facts(target(sw)).interfaces["Ethernet1/4"].mtu == 9000  # SSH sees the eAPI change
+        with pytest.raises(pyeapi.eapilib.ConnectionError):
+            pyeapi.connect(transport="https", host="127.0.0.1", port=config["eapi_port"], username="admin",
+                           password="wrong", return_node=True).enable("show version")
+    finally:
+        sw.stop()

@@ -19,11 +19,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import labsupport as testing
 import pytest
 from netmiko import ConnectHandler
 
 import racfg.lab
-from racfg.lab import testing
 from racfg.switches import get_driver
 
 pytestmark = pytest.mark.lab
@@ -119,14 +119,16 @@ Run = testing.PlaybookResult
 
 
 def playbook(rendered: Path, *args: str) -> Run:
-    return testing.run_playbook(rendered, "switches.yml", *args, timeout=300)
+    """switches.yml by plain ansible-playbook, the lab's switch passwords in a private extra-vars file."""
+    return testing.run_playbook(rendered, "switches.yml", *args, timeout=300,
+                                overrides=racfg.lab.connection_overrides(SITE))
 
 
 # --- 1. netmiko, each platform, on lab switches -----------------------------------------------
 
 @pytest.mark.parametrize(("name", "banner", "iface", "port", "mtu"), [
     ("swonyx", "Product name                  : Onyx", "interface ethernet 1/2", "1/2", 4000),
-    ("sweos", "Arista 7368X", "interface Ethernet1/2", "Ethernet1/2", 4000),
+    ("sweos", "Arista DCS-7368X", "interface Ethernet1/2", "Ethernet1/2", 4000),
 ])
 def test_netmiko_connecthandler_on_lab_switch(swlab, name, banner, iface, port, mtu):
     platform = swlab.cluster.switches[name].platform
@@ -344,7 +346,7 @@ def test_wrong_password_is_an_authentication_error_without_traceback(rendered, c
 
 @pytest.mark.parametrize(("name", "port", "line", "error", "undone"), [
     ("swonyx", "1/1", "mtu 9500 force", "MTU 9500 is out of range", "were undone: running config unchanged"),
-    ("sweos", "Ethernet1/1", "mtu 9500", "", "aborted, running config unchanged"),
+    ("sweos", "Ethernet1/1", "mtu 9500", "MTU 9500 is out of range", "aborted, running config unchanged"),
 ])
 def test_rejected_command_is_reported_with_the_line(swlab, rendered, converge, name, port, line, error, undone):
     ports = json.dumps({"racfg_switch_ports": [
@@ -352,7 +354,7 @@ def test_rejected_command_is_reported_with_the_line(swlab, rendered, converge, n
     run = playbook(rendered, "--limit", name, "-e", ports)
     assert run.rc != 0 and run.recap[name]["failed"] == 1, run.output[-3000:]
     assert f"switch {name}: command '{line}' rejected: %" in run.output, run.output[-3000:]
-    assert error in run.output and undone in run.output
+    assert error and error in run.output and undone in run.output
     assert "Traceback" not in run.output
     driver = get_driver(swlab.cluster.switches[name].platform)
     facts = driver.parse_interfaces(show(swlab, name, driver.show["interfaces"])[0])

@@ -32,6 +32,7 @@ class CliConfig:
     ports_per_slot: int = 0
     netns: str | None = None
     default_speed_gbps: float = 100.0
+    eapi_port: int | None = None  # EOS only: HTTPS eAPI on the same address; None: not served
 
     @property
     def password(self) -> str:
@@ -58,4 +59,5 @@ class CliConfig:
             password_file=data["password_file"], state_dir=Path(data["state_dir"]), ports=ports,
             ports_per_slot=int(per_slot or 0), netns=data.get("netns"),
             default_speed_gbps=float(known.speed_gbps if known else 100.0),
+            eapi_port=int(data["eapi_port"]) if data.get("eapi_port") and data["platform"] == "eos" else None,
         )

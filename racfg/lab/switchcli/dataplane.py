@@ -1,8 +1,14 @@
 """What the emulated switch does to the real lab links: port MTU and admin state onto its
-veths (``ip -batch``, one process for many ports), counters and link state from sysfs."""
+veths (``ip -batch``, one process for many ports), counters and link state from the kernel.
+
+Counters are the veth's own (sysfs statistics). A port's egress drops happen in its tbf qdisc
+(the lab's line rate), which the netdev counters do not see; a real switch counts them as
+egress discards, so they are added to ``tx_dropped``.
+"""
 
 from __future__ import annotations
 
+import json
 import subprocess
 from pathlib import Path
 
@@ -35,12 +41,23 @@ def admin_up(ifname: str) -> bool:
     return bool(flags) and int(flags, 16) & 1 == 1
 
 
+def qdisc_drops(ifname: str) -> int:
+    """Packets the port's qdiscs dropped (tbf queue full: the lab line rate was exceeded)."""
+    try:
+        proc = subprocess.run(["tc", "-s", "-j", "qdisc", "show", "dev", ifname], capture_output=True, text=True,
+                              timeout=5, check=False)
+        return sum(int(q.get("drops", 0)) for q in json.loads(proc.stdout or "[]") if q.get("root"))
+    except (OSError, subprocess.TimeoutExpired, ValueError, TypeError):
+        return 0
+
+
 def counters(ifname: str) -> dict[str, int]:
     stats = SYS / ifname / "statistics"
     out = {}
     for name in COUNTERS:
         value = _read(stats / name)
         out[name] = int(value) if value.isdigit() else 0
+    out["tx_dropped"] += qdisc_drops(ifname)
     return out
 
 

@@ -10,17 +10,24 @@ import difflib
 import re
 from collections.abc import Callable
 
-from racfg.lab.switchcli.formats import to_json
+from racfg.lab.switchcli.formats import eos_running_section, to_json
 from racfg.lab.switchcli.platforms import PLATFORMS, TEXT_FORMS, Platform
 from racfg.lab.switchcli.state import SwitchConfig
 from racfg.lab.switchcli.switch import EmulatedSwitch
 from racfg.switches.ports import canonical_port, device_port
 
-_IB_SPEEDS = {"sdr": 10.0, "ddr": 20.0, "qdr": 40.0, "fdr": 56.0, "edr": 100.0, "hdr": 200.0, "ndr": 400.0}
+IB_SPEEDS = {"sdr": 10.0, "ddr": 20.0, "qdr": 40.0, "fdr10": 40.0, "fdr": 56.0, "edr": 100.0, "hdr": 200.0,
+             "ndr": 400.0}
+IB_MTUS = {"256": 256, "512": 512, "1K": 1024, "2K": 2048, "4K": 4096}
+ETHERNET_SPEEDS = (1.0, 10.0, 25.0, 40.0, 50.0, 56.0, 100.0, 200.0, 400.0)
 
 
 class CliError(Exception):
     """A command the switch refuses; the message is printed as the switch prints it."""
+
+
+class NotConvertedError(Exception):
+    """A show command that has only a text form, asked for in JSON over eAPI (EOS error 1003)."""
 
 
 def _match(pattern: list[str], words: list[tuple[str, int]], line: str, exact: bool) -> tuple[dict[str, str], int]:
@@ -32,6 +39,7 @@ def _match(pattern: list[str], words: list[tuple[str, int]], line: str, exact: b
         if token.startswith("[") and token.endswith("]"):
             lit = token[1:-1]
             if word is not None and (word == lit or (not exact and lit.startswith(word))):
+                args[lit] = lit  # the handler can tell "mtu 9000 force" from "mtu 9000"
                 i += 1
             continue
         if token.startswith("<") and token.endswith("...>"):
@@ -110,17 +118,45 @@ class CliSession:
         formatter, is_json = self.p.shows[key]
         data = formatter(self.sw, self.config)
         if pipe:
-            if self.p.json_pipe and pipe == self.p.json_pipe:
+            name, _, rest = pipe.partition(" ")
+            versioned = self.p.json_pipe == "json" and re.fullmatch(r"json version (\d+|latest)", pipe)
+            if self.p.json_pipe and (pipe == self.p.json_pipe or versioned):
                 return to_json(data) if is_json else data
-            if pipe.startswith("include ") or pipe.startswith("inc "):
-                text = to_json(data) if is_json else data
-                needle = pipe.split(None, 1)[1]
-                return "\n".join(ln for ln in text.splitlines() if re.search(needle, ln))
-            raise CliError(self.p.unknown_error.format(token=pipe.split()[0], index=0))
+            text = self._as_shown(key, data, is_json)
+            if name in ("include", "inc") and rest:
+                return "\n".join(ln for ln in text.splitlines() if re.search(rest, ln))
+            if name in ("section", "sec") and rest and self.p.name == "eos":
+                return eos_running_section(text, rest.strip().strip('"'))
+            raise CliError(self.p.unknown_error.format(token=name, index=0))
+        return self._as_shown(key, data, is_json)
+
+    def _as_shown(self, key: str, data: object, is_json: bool) -> str:
+        """A show command's output as typed without the JSON pipe."""
         if not is_json:
-            return data
+            return str(data)
         text_form = TEXT_FORMS.get((self.p.name, key))
         return text_form(self.sw, self.config) if text_form else _as_text(data)
+
+    def run_api(self, line: str, fmt: str) -> dict[str, object]:
+        """One eAPI command: its JSON object (``fmt='json'``) or ``{"output": text}``. Raises CliError
+        as the CLI would, and NotConvertedError for a show command that has no JSON form."""
+        line = line.strip()
+        command, _, pipe = line.partition(" | ")
+        words = [(m.group(0), m.start()) for m in re.finditer(r"\S+", command)]
+        if not words:
+            return {} if fmt == "json" else {"output": ""}
+        action, args = self._lookup(command, words)
+        if action == "logout":
+            action = "ok"
+        if fmt == "json" and action.startswith("show:"):
+            formatter, is_json = self.p.shows[action[5:]]
+            if not is_json:
+                raise NotConvertedError(line)
+            return dict(formatter(self.sw, self.config))
+        output = self._run(action, args, pipe.strip())
+        if fmt == "json":
+            return {"messages": [output]} if output else {}
+        return {"output": output + "\n" if output else ""}
 
     # --- modes --------------------------------------------------------------------------------
     def do_ok(self, args: dict[str, str]) -> str:
@@ -188,6 +224,11 @@ class CliSession:
         return "\n".join(difflib.unified_diff(before, after, "system:/running-config",
                                               f"session:/{self.session}-session-config", lineterm=""))
 
+    def do_session_config(self, args: dict[str, str]) -> str:
+        if self.session is None:
+            raise CliError("% Not in a configuration session")
+        return str(self.p.shows["running"][0](self.sw, self.config))
+
     def do_save(self, args: dict[str, str]) -> str:
         self.sw.save()
         return "Copy completed successfully." if self.p.name == "eos" else ""
@@ -198,8 +239,9 @@ class CliSession:
 
     # --- interfaces ---------------------------------------------------------------------------
     def _port(self, text: str) -> str:
-        port = canonical_port(self.p.name, text if self.p.name == "eos" else f"1/{text.split('/', 1)[-1]}"
-                              if not text.startswith("1/") else text)
+        """The canonical port a typed name designates. Slots are real: a one-slot Mellanox switch has
+        only ``1/N`` (``2/5`` does not exist, it is not read as ``1/5``); EOS names the slot too."""
+        port = canonical_port(self.p.name, text)
         if port is None or port not in self.config.ports:
             if self.p.name == "eos":
                 raise CliError(f"% Interface does not exist: {text}")
@@ -232,17 +274,35 @@ class CliSession:
         return ""
 
     def do_port_mtu(self, args: dict[str, str]) -> str:
-        text = args["mtu"].upper()
-        value = int(text[:-1]) * 1024 if text.endswith("K") and text[:-1].isdigit() else None
-        if value is None and not text.isdigit():
-            raise CliError(self.p.unknown_error.format(token=args["mtu"], index=1))
-        value = value or int(text)
+        """Ethernet MTU in bytes. Onyx changes the MTU of an enabled port only with ``force`` (its
+        CLI refuses otherwise); EOS takes the bare value. InfiniBand has its own grammar (do_ib_mtu)."""
+        text = args["mtu"]
+        if not text.isdigit():
+            raise CliError(self.p.unknown_error.format(token=text, index=1))
+        value = int(text)
         low, high = self.p.mtu_range
         if not low <= value <= high:
             raise CliError(f"% MTU {value} is out of range. Valid range is {low}-{high}.")
         assert self.port is not None
+        self._require_force(args, "MTU")
         self.config.ports[self.port].mtu = value
         return self._changed()
+
+    def do_ib_mtu(self, args: dict[str, str]) -> str:
+        """InfiniBand MTU: one of the IB link MTUs by name (256 .. 4K), never an Ethernet byte count."""
+        value = IB_MTUS.get(args["mtu"].upper())
+        if value is None:
+            raise CliError(f"% Invalid MTU {args['mtu']}. Valid values are: {', '.join(IB_MTUS)}")
+        assert self.port is not None
+        self.config.ports[self.port].mtu = value
+        return self._changed()
+
+    def _require_force(self, args: dict[str, str], what: str) -> None:
+        """Onyx refuses to change the MTU or speed of an administratively enabled port without ``force``."""
+        assert self.port is not None
+        if self.p.name == "onyx" and "force" not in args and self.config.ports[self.port].admin_up:
+            raise CliError(f"% Cannot change {what} while interface {self.p.interface_keyword} {self.port} is "
+                           "enabled. Shut it down first or use the force option")
 
     def do_port_description(self, args: dict[str, str]) -> str:
         assert self.port is not None
@@ -255,16 +315,24 @@ class CliSession:
         return ""
 
     def do_port_speed(self, args: dict[str, str]) -> str:
-        text = args["speed"].lower()
-        if text in _IB_SPEEDS:
-            value = _IB_SPEEDS[text]
-        else:
-            match = re.fullmatch(r"(\d+(?:\.\d+)?)g(?:full)?(?:x\d)?", text)
-            if not match:
-                raise CliError(self.p.unknown_error.format(token=args["speed"], index=1))
-            value = float(match.group(1))
+        """Ethernet speed (``100G``, EOS ``100gfull``); the IB names (edr ...) belong to do_ib_speed."""
+        match = re.fullmatch(r"(\d+(?:\.\d+)?)g(?:full)?", args["speed"].lower())
+        if not match or float(match.group(1)) not in ETHERNET_SPEEDS:
+            raise CliError(self.p.unknown_error.format(token=args["speed"], index=1))
+        assert self.port is not None
+        self._require_force(args, "speed")
+        return self._set_speed(float(match.group(1)), args["speed"])
+
+    def do_ib_speed(self, args: dict[str, str]) -> str:
+        """InfiniBand speed by name (sdr .. ndr); Ethernet values such as ``100G`` are refused."""
+        value = IB_SPEEDS.get(args["speed"].lower())
+        if value is None:
+            raise CliError(f"% Invalid speed {args['speed']}. Valid values are: {', '.join(IB_SPEEDS)}")
+        return self._set_speed(value, args["speed"])
+
+    def _set_speed(self, value: float, typed: str) -> str:
         if value > self.sw.cfg.default_speed_gbps:
-            raise CliError(f"% Speed {args['speed']} is not supported on this interface")
+            raise CliError(f"% Speed {typed} is not supported on this interface")
         assert self.port is not None
         self.config.ports[self.port].speed_gbps = value
         return ""

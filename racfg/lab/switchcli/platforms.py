@@ -40,6 +40,7 @@ _MLNX_COMMON: list[tuple[tuple[str, ...], str, str]] = [
     (("enable",), "configure terminal", "configure"),
     (_ALL, "show version", "show:version"),
     (_ALL, "show running-config", "show:running"),
+    (_ALL, "show configuration files", "show:config_files"),
     (_CFG, "configuration write", "save"),
     (("enable",), "write memory", "unknown"),
     (_CFG, "exit", "exit"),
@@ -47,10 +48,8 @@ _MLNX_COMMON: list[tuple[tuple[str, ...], str, str]] = [
     (("user", "enable"), "exit", "logout"),
     (("user", "enable"), "quit", "logout"),
     (_CFG, "hostname <name>", "hostname"),
-    (("if",), "mtu <mtu> [force]", "port_mtu"),
     (("if",), "description <text...>", "port_description"),
     (("if",), "no description", "port_no_description"),
-    (("if",), "speed <speed> [no-autoneg] [force]", "port_speed"),
     (("if",), "shutdown", "port_shutdown"),
     (("if",), "no shutdown", "port_no_shutdown"),
 ]
@@ -72,6 +71,8 @@ ONYX = Platform(
         (_ALL, "show lldp interfaces ethernet remote", "show:lldp"),
         (_CFG, "interface ethernet <port> <rest...>", "interface_inline"),
         (_CFG, "interface ethernet <port>", "interface"),
+        (("if",), "mtu <mtu> [force]", "port_mtu"),
+        (("if",), "speed <speed> [no-autoneg] [force]", "port_speed"),
         (_CFG, "dcb priority-flow-control enable [force]", "pfc_global_on"),
         (_CFG, "no dcb priority-flow-control enable [force]", "pfc_global_off"),
         (_CFG, "dcb priority-flow-control priority <prio> enable", "pfc_prio_on"),
@@ -82,7 +83,8 @@ ONYX = Platform(
         (("if",), "no dcb priority-flow-control mode [force]", "pfc_port_off"),
     ],
     shows={"interfaces": (f.onyx_interfaces, True), "pfc": (f.onyx_pfc, True), "version": (f.onyx_version, True),
-           "lldp": (f.onyx_lldp_remote, True), "running": (f.mlnx_running, False)},
+           "lldp": (f.onyx_lldp_remote, True), "running": (f.mlnx_running, False),
+           "config_files": (f.mlnx_config_files, False)},
 )
 
 MLNXOS_IB = Platform(
@@ -101,9 +103,11 @@ MLNXOS_IB = Platform(
         (_ALL, "show interfaces ib", "show:interfaces"),
         (_CFG, "interface ib <port> <rest...>", "interface_inline"),
         (_CFG, "interface ib <port>", "interface"),
+        (("if",), "mtu <mtu>", "ib_mtu"),
+        (("if",), "speed <speed>", "ib_speed"),
     ],
     shows={"interfaces": (f.ib_interfaces, False), "version": (f.ib_version, False),
-           "running": (f.mlnx_running, False)},
+           "running": (f.mlnx_running, False), "config_files": (f.mlnx_config_files, False)},
 )
 
 EOS = Platform(
@@ -123,13 +127,24 @@ EOS = Platform(
         (("enable",), "disable", "disable"),
         (("enable",), "configure session <name>", "configure_session"),
         (("enable",), "configure [terminal]", "configure"),
+        (_PRIV, "enable", "ok"),
         (_ALL, "show version", "show:version"),
+        (_ALL, "show hostname", "show:hostname"),
         (_ALL, "show interfaces status", "show:status"),
+        (_ALL, "show interfaces description", "show:descriptions"),
         (_ALL, "show interfaces", "show:interfaces"),
+        (_ALL, "show priority-flow-control counters", "show:pfc_counters"),
         (_ALL, "show priority-flow-control", "show:pfc"),
+        (_ALL, "show lldp neighbors detail", "show:lldp_detail"),
         (_ALL, "show lldp neighbors", "show:lldp"),
-        (_ALL, "show running-config", "show:running"),
+        (_PRIV, "show running-config diffs", "show:running_diffs"),
+        (_PRIV, "show running-config all", "show:running_all"),
+        (_PRIV, "show running-config", "show:running"),
+        (_PRIV, "show startup-config", "show:startup"),
+        (_PRIV, "show configuration sessions [detail]", "show:sessions"),
+        (_PRIV, "dir [all-filesystems]", "show:dir"),
         (_CFG, "show session-config diffs", "session_diffs"),
+        (_CFG, "show session-config", "session_config"),
         (_CFG, "commit", "commit"),
         (_CFG, "abort", "abort"),
         (("enable",), "write [memory]", "save"),
@@ -154,8 +169,15 @@ EOS = Platform(
         (("if",), "no priority-flow-control priority <prio> [no-drop]", "pfc_port_prio_off"),
     ],
     shows={"interfaces": (f.eos_interfaces, True), "pfc": (f.eos_pfc, True), "version": (f.eos_version, True),
-           "lldp": (f.eos_lldp, True), "running": (f.eos_running, False), "status": (f.eos_status_text, False)},
+           "lldp": (f.eos_lldp, True), "running": (f.eos_running, False), "status": (f.eos_status_text, False),
+           "running_all": (f.eos_running_all, False), "hostname": (f.eos_hostname, True),
+           "descriptions": (f.eos_descriptions, True),
+           "pfc_counters": (f.eos_pfc_counters, True), "lldp_detail": (f.eos_lldp_detail, True),
+           "running_diffs": (f.eos_running_diffs, False), "startup": (f.eos_startup, False),
+           "sessions": (f.eos_sessions, True), "dir": (f.eos_dir, False)},
 )
 
 PLATFORMS = {p.name: p for p in (ONYX, MLNXOS_IB, EOS)}
-TEXT_FORMS = {("eos", "version"): f.eos_version_text}
+TEXT_FORMS = {("eos", "version"): f.eos_version_text, ("eos", "hostname"): f.eos_hostname_text,
+              ("eos", "descriptions"): f.eos_descriptions_text, ("eos", "pfc"): f.eos_pfc_text,
+              ("eos", "sessions"): f.eos_sessions_text}

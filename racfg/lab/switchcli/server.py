@@ -128,9 +128,16 @@ def host_key(state_dir: Path) -> asyncssh.SSHKey:
 
 
 async def serve(cfg: CliConfig, ready: asyncio.Event | None = None) -> None:
-    """Run the switch until cancelled."""
+    """Run the switch until cancelled: its SSH CLI and, on EOS, its eAPI, both on one running config.
+
+    eAPI listens before SSH does, so a switch that answers SSH (what lab up waits for) answers eAPI."""
     switch = EmulatedSwitch(cfg)
     password = cfg.password
+    eapi = None
+    if cfg.eapi_port:
+        from racfg.lab.switchcli.eapi import start_eapi
+
+        eapi = await start_eapi(switch, cfg.listen, cfg.eapi_port, cfg.username, password, cfg.state_dir)
     server = await asyncssh.create_server(
         lambda: SwitchServer(switch, cfg.username, password), cfg.listen, cfg.ssh_port,
         server_host_keys=[host_key(cfg.state_dir)], line_editor=False, encoding="utf-8",
@@ -138,5 +145,9 @@ async def serve(cfg: CliConfig, ready: asyncio.Event | None = None) -> None:
     )
     if ready is not None:
         ready.set()
-    async with server:
-        await server.wait_closed()
+    try:
+        async with server:
+            await server.wait_closed()
+    finally:
+        if eapi is not None:
+            eapi.close()

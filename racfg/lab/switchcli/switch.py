@@ -28,8 +28,9 @@ class EmulatedSwitch:
         self.cfg = cfg
         self.model = SwitchModel(cfg.model, cfg.platform, cfg.ports_count, cfg.default_speed_gbps, cfg.ports_per_slot)
         self.store = ConfigStore(cfg.state_dir)
-        self.running: SwitchConfig = load_or_factory(
-            self.store, factory_config(cfg.name, cfg.platform, self.model, cfg.default_speed_gbps))
+        factory = factory_config(cfg.name, cfg.platform, self.model, cfg.default_speed_gbps)
+        self.factory = factory.copy()  # what an empty startup config means (EOS ``show startup-config``)
+        self.running: SwitchConfig = load_or_factory(self.store, factory)
         self.boot_time = time.time()
         self.version = VERSIONS[cfg.platform]
         self.sessions: dict[str, SwitchConfig] = {}  # EOS config sessions, by name

@@ -102,7 +102,12 @@ class SwitchDriver:
             interfaces=self.parse_interfaces(raw["interfaces"]),
             pfc=self.parse_pfc(raw),
             lldp=self.parse_lldp(raw["lldp"]),
+            config_saved=self.parse_saved(raw["saved"]) if "saved" in raw else None,
         )
+
+    def parse_saved(self, text: str) -> bool | None:
+        """Whether the running config is saved, from ``show["saved"]``'s output (None: cannot tell)."""
+        return None
 
     # --- plan -------------------------------------------------------------------------------
     def plan(self, intended: IntendedSwitch, facts: SwitchFacts) -> list[Change]:

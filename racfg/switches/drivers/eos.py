@@ -17,6 +17,7 @@ class EosDriver(SwitchDriver):
         "pfc": "show priority-flow-control | json",
         "version": "show version | json",
         "lldp": "show lldp neighbors | json",
+        "saved": "show running-config diffs",
     }
     config_prompt = r"\(config[^)]*\)#\s*$"
     save_command = "write memory"
@@ -24,6 +25,10 @@ class EosDriver(SwitchDriver):
     parse_interfaces = staticmethod(eos.parse_interfaces)
     parse_version = staticmethod(eos.parse_version)
     parse_lldp = staticmethod(eos.parse_lldp)
+
+    def parse_saved(self, text: str) -> bool | None:
+        """``show running-config diffs`` prints nothing when running equals startup."""
+        return not text.strip()
 
     def speed(self, gbps: float) -> str:
         return f"speed forced {gbps:g}gfull"

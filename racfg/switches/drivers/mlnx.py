@@ -6,6 +6,8 @@ Both speak the same CLI family (netmiko ``mellanox_mlnxos``), flat running-confi
 
 from __future__ import annotations
 
+import re
+
 from racfg.switches.drivers.base import Change, SwitchDriver
 from racfg.switches.facts import PfcFacts
 from racfg.switches.parsers import mlnxos_ib, onyx
@@ -21,6 +23,11 @@ class MellanoxDriver(SwitchDriver):
     template = "mlnx_flat.j2"
     save_command = "configuration write"
 
+    def parse_saved(self, text: str) -> bool | None:
+        """``show configuration files`` ends with ``Unsaved changes: yes|no``."""
+        match = re.search(r"^Unsaved changes:\s*(yes|no)\s*$", text, re.M | re.I)
+        return None if match is None else match.group(1).lower() == "no"
+
 
 class OnyxDriver(MellanoxDriver):
     platform = "onyx"
@@ -30,6 +37,7 @@ class OnyxDriver(MellanoxDriver):
         "version": "show version | json-print",
         "lldp": "show lldp interfaces ethernet remote | json-print",
         "running": "show running-config",
+        "saved": "show configuration files",
     }
     parse_interfaces = staticmethod(onyx.parse_interfaces)
     parse_version = staticmethod(onyx.parse_version)
@@ -74,6 +82,7 @@ class MlnxosIbDriver(MellanoxDriver):
         "interfaces": "show interfaces ib",
         "version": "show version",
         "running": "show running-config",
+        "saved": "show configuration files",
     }
     parse_interfaces = staticmethod(mlnxos_ib.parse_interfaces)
     parse_version = staticmethod(mlnxos_ib.parse_version)

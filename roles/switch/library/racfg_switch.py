@@ -2,8 +2,9 @@
 """Ansible module racfg_switch: configure one RA switch through racfg's netmiko drivers.
 
 Runs on the controller (ansible_connection: local) with the Python that runs Ansible, so it
-imports racfg. The password is resolved at run time from the switch's credentials reference
-(env var, 0600 file, ansible-vault file, or the lab) and is never logged or returned.
+imports racfg. The password comes from the ``password`` parameter (``racfg deploy`` passes it, the lab's
+generated one for ``lab: true`` switches) or is resolved at run time from the switch's
+credentials reference (env var, 0600 file, ansible-vault file); it is never logged or returned.
 """
 
 from __future__ import annotations
@@ -31,7 +32,8 @@ options:
     type: dict
     default: {}
   password:
-    description: Password override; by default it is resolved from switch.credentials.
+    description: The switch's password (no_log); by default resolved from switch.credentials (password_env,
+      password_file, password_vault; a lab: true switch needs it passed, as racfg deploy does).
     type: str
   save:
     description: Save the running config (configuration write / write memory) after a change.

@@ -1,0 +1,145 @@
+"""``racfg smoke``: link saturation and linear scaling, measured, judged, the bottleneck named."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import typer
+
+from racfg.cli.app import app
+from racfg.cli.check_cmd import INVENTORY_ARG
+from racfg.cli.providers import overrides_for
+from racfg.cli.reporting import FORMAT_OPTION, OUTPUT_OPTION, VERBOSE_OPTION, ResultFormat, emit
+from racfg.connection import ConnectionOverrides
+from racfg.console import is_tty, say
+from racfg.errors import ExitCode, UsageError
+from racfg.inventory import Cluster, load_cluster
+from racfg.runs import RunRecord
+
+SMOKE_EXIT = ("Exit codes: 0 every measurement met its reference; 1 something did not (a link below its share "
+              "of line rate, scaling not linear, an outlier, drops on a switch port, a benchmark off its "
+              "reference); 2 bad command line or invalid inventory; 3 could not measure (unreachable host, a "
+              "deploy holding the site lock, interrupted). --compare: 1 when a metric got worse beyond the "
+              "tolerance.")
+
+
+def smoke_overrides(cluster: Cluster) -> ConnectionOverrides:
+    """The provider's overrides plus, on a lab, each cable's shaped rate (the line rate smoke judges against).
+
+    The one place smoke learns about the lab; when the lab's own overrides carry the link rates,
+    this reduces to ``overrides_for``.
+    """
+    overrides = overrides_for(cluster)
+    if overrides.provider != "lab" or overrides.link_rates_mbit:
+        return overrides
+    from racfg.lab.state import load_state
+
+    state = load_state(cluster.name)
+    rates = {(c.host, c.nic): int(c.lab_rate_mbit) for c in state.cables} if state else {}
+    return replace(overrides, link_rates_mbit=rates,
+                   substitutions=(*overrides.substitutions, "line rate of each link = its lab shaped rate"))
+
+
+class _Progress:
+    """A bar over the whole run with the current step on a terminal; plain lines otherwise (CI logs)."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled
+        self.bar = None
+        self.task = None
+
+    def __call__(self, done: int, total: int, text: str) -> None:
+        if not self.enabled:
+            return
+        if not is_tty(sys.stderr):
+            typer.echo(f"smoke [{min(done + 1, total)}/{total}] {text}", err=True)
+            return
+        if self.bar is None:
+            from rich.console import Console
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+            self.bar = Progress(TextColumn("smoke"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                                TextColumn("{task.description}"), console=Console(stderr=True), transient=True)
+            self.bar.start()
+            self.task = self.bar.add_task(text, total=total)
+        self.bar.update(self.task, completed=done, description=text)
+
+    def stop(self) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+
+
+@app.command(epilog=SMOKE_EXIT)
+def smoke(
+    inventory: Path | None = typer.Argument(None, help=INVENTORY_ARG.help, show_default=False),
+    hosts: str | None = typer.Option(None, "--hosts", envvar="RACFG_HOSTS",
+                                     help="Only these dgx hosts, comma separated (default: all)."),
+    skip: str | None = typer.Option(None, "--skip", envvar="RACFG_SKIP",
+                                    help="Leave out phases: links,scaling,storage,rdma,benchmark."),
+    compare: tuple[str, str] | None = typer.Option(
+        None, "--compare", help="Compare two runs (run directories or names under .racfg/runs): RUN_A RUN_B."),
+    tolerance: float = typer.Option(0.05, "--tolerance", min=0, envvar="RACFG_TOLERANCE",
+                                    help="--compare: a change within this share is 'same'."),
+    fmt: ResultFormat = FORMAT_OPTION,
+    output: Path | None = OUTPUT_OPTION,
+    verbose: bool = VERBOSE_OPTION,
+) -> None:
+    """Measure whether the cluster is fit for a benchmark campaign, on one screen.
+
+    Every dgx data link with iperf3 in both directions (storage hosts send for reads), against
+    its line rate and the TCP ceiling at its MTU; scaling from 1 to N clients at once, judged
+    linear when every E(n) = T(n)/(n T(1)) meets acceptance.scaling_efficiency, else the knee
+    and the bottleneck (storage links, a slow client, a client's CPU) with its utilisation;
+    outliers below 93% of the best link; switch port drops and errors; fio reads (read-only);
+    RDMA perftest where hosts have RDMA; the inventory's user benchmark. Holds the site's deploy
+    lock while it measures; changes nothing on hosts or switches. Each run is kept under
+    `.racfg/runs/TIME-smoke/` with its plots.
+    """
+    if compare is not None:
+        raise typer.Exit(_compare(compare, tolerance, fmt, output, verbose))
+    if inventory is None:
+        raise UsageError("give an inventory file (or --compare RUN_A RUN_B)")
+    from racfg.smoke.run import PHASES, SmokeOptions, run_smoke
+
+    skipped = frozenset(p.strip() for p in (skip or "").split(",") if p.strip())
+    if skipped - set(PHASES):
+        raise UsageError(f"--skip: unknown phase {', '.join(sorted(skipped - set(PHASES)))}",
+                         hint="phases: " + ", ".join(PHASES))
+    cluster = load_cluster(inventory)
+    overrides = smoke_overrides(cluster)
+    if fmt is ResultFormat.table:
+        for line in overrides.substitutions:
+            say(f"lab: {line}")
+    record = RunRecord.create("smoke")
+    progress = _Progress(enabled=True)
+    options = SmokeOptions(hosts=[h.strip() for h in hosts.split(",")] if hosts else None, skip=skipped,
+                           progress=progress)
+    try:
+        report = run_smoke(cluster, overrides, options, record.path)
+    except KeyboardInterrupt:
+        progress.stop()
+        typer.echo(f"racfg smoke: interrupted; every remote iperf3/fio was stopped; record {record.path}", err=True)
+        raise typer.Exit(int(ExitCode.CANNOT_RUN)) from None
+    finally:
+        progress.stop()
+    report.meta["run_record"] = str(record.path)
+    report.meta["substitutions"] = list(overrides.substitutions)
+    if output is not None:
+        output.mkdir(parents=True, exist_ok=True)
+        report.attachments = [str(shutil.copy2(p, output / Path(p).name)) for p in report.attachments]
+    code = emit(report, fmt, output, record.path, verbose)
+    if fmt is ResultFormat.table:
+        say(f"run record: {record.path}")
+    raise typer.Exit(code)
+
+
+def _compare(runs: tuple[str, str], tolerance: float, fmt: ResultFormat, output: Path | None, verbose: bool) -> int:
+    from racfg.smoke.compare import compare_reports, load_report
+
+    path_a, a = load_report(runs[0])
+    path_b, b = load_report(runs[1])
+    report = compare_reports(a, b, tolerance, (str(path_a.parent), str(path_b.parent)))
+    return emit(report, fmt, output, None, verbose=True if fmt is ResultFormat.table else verbose)

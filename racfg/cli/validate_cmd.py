@@ -1,0 +1,54 @@
+"""``racfg validate``: the post-install acceptance test, derived from the inventory."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import typer
+
+from racfg.cli.app import app
+from racfg.cli.check_cmd import INVENTORY_ARG
+from racfg.cli.providers import overrides_for
+from racfg.cli.reporting import FORMAT_OPTION, OUTPUT_OPTION, VERBOSE_OPTION, ResultFormat, emit
+from racfg.console import is_tty
+from racfg.inventory import load_cluster
+from racfg.validate.runner import CATEGORIES, ValidateOptions, run_validate
+
+CATEGORY_HELP = "Only these categories: " + ", ".join(CATEGORIES) + "; repeatable."
+VALIDATE_EXIT = ("Exit codes: 0 every check passed or was skipped with its reason; 1 a check failed; "
+                 "2 bad command line or invalid inventory; 3 some checks could not run (unreachable "
+                 "host or switch) and none failed.")
+
+
+@app.command(epilog=VALIDATE_EXIT)
+def validate(
+    inventory: Path = INVENTORY_ARG,
+    limit: str = typer.Option(None, "--limit", "-l", envvar="RACFG_LIMIT",
+                              help="Hosts, switches or groups (dgx, storage, switches), comma separated; globs."),
+    check: list[str] = typer.Option(None, "--check", "-k", envvar="RACFG_CHECK",
+                                    help="Only checks whose id matches this glob (e.g. `*/network/mtu*`); repeatable."),
+    category: list[str] = typer.Option(None, "--category", "-c", envvar="RACFG_CATEGORY",
+                                       help=CATEGORY_HELP),
+    fmt: ResultFormat = FORMAT_OPTION,
+    output: Path = OUTPUT_OPTION,
+    verbose: bool = VERBOSE_OPTION,
+) -> None:
+    """Check that every host, NIC, cable and switch port is what the inventory says.
+
+    Hosts are checked over SSH by the pytest-testinfra validators (one connection per host,
+    all hosts at once); switches through the switch drivers' facts; cables from both ends with
+    LLDP. Each failure names the target, the check, expected and actual, and the fix (the deploy
+    command, or the operator action). Read-only: nothing is changed on any host or switch.
+    """
+    cluster = load_cluster(inventory)
+    overrides = overrides_for(cluster)
+    live = is_tty(sys.stderr)
+
+    def progress(target: str, status: str) -> None:
+        if live:
+            typer.echo(f"  {status:8} {target}", err=True)
+
+    report, record = run_validate(cluster, ValidateOptions(limit, list(check or []), list(category or [])), overrides,
+                                  on_progress=progress)
+    raise typer.Exit(emit(report, fmt, output, record.path, verbose))

@@ -1,0 +1,99 @@
+"""Time synchronisation: ``chronyc tracking`` and ``timedatectl status``.
+
+The RA needs every host on the same clock (Weka refuses skew; wekachecker checks it), so validate asks
+chrony whether it is synchronised and how far off it is, and systemd whether the clock is synchronised.
+Formats read: ``chronyc tracking`` of chrony 3.x/4.x (an IP or a host name as reference, ``+`` signed
+offsets, "fast"/"slow"); ``timedatectl status`` of systemd 237 (``systemd-timesyncd.service active:``)
+and of newer systemd (``NTP service:``, with the multi-line RTC warning after a blank line).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from racfg.hostfacts.common import require_text, split_key_value
+from racfg.hostfacts.errors import ParseError
+
+# Leap status values of a synchronised clock; "Not synchronised" is the one that is not.
+_SYNCED_LEAP = {"Normal", "Insert second", "Delete second"}
+
+
+@dataclass(frozen=True)
+class ChronyTracking:
+    """``chronyc tracking``. ``offset_seconds`` > 0 when the system clock is ahead ("fast") of NTP time."""
+
+    reference_id: str
+    reference_name: str | None
+    stratum: int
+    offset_seconds: float
+    leap_status: str
+
+    @property
+    def synchronised(self) -> bool:
+        return self.leap_status in _SYNCED_LEAP and self.reference_id != "00000000"
+
+
+_OFFSET_RE = re.compile(r"^([+-]?\d+(?:\.\d+)?) seconds (fast|slow) of NTP time$")
+
+
+def parse_chronyc_tracking(text: str | bytes) -> ChronyTracking:
+    """Parse ``chronyc tracking`` (``506 Cannot talk to daemon`` and other errors are a ParseError)."""
+    tool = "chronyc tracking"
+    fields: dict[str, str] = {}
+    for line in require_text(text, tool):
+        pair = split_key_value(line)
+        if pair is not None:
+            fields.setdefault(*pair)
+    missing = [key for key in ("Reference ID", "Stratum", "System time", "Leap status") if key not in fields]
+    if missing:
+        raise ParseError(tool, f"no {', '.join(missing)} line (is chronyd running?)")
+    reference = re.fullmatch(r"([0-9A-Fa-f]{8})(?:\s+\((.*)\))?", fields["Reference ID"])
+    offset = _OFFSET_RE.match(fields["System time"])
+    if reference is None or offset is None or not fields["Stratum"].isdigit():
+        raise ParseError(tool, "Reference ID, Stratum or System time not in the chrony format")
+    seconds = float(offset.group(1))
+    return ChronyTracking(
+        reference_id=reference.group(1).upper(),
+        reference_name=reference.group(2) or None,
+        stratum=int(fields["Stratum"]),
+        offset_seconds=seconds if offset.group(2) == "fast" else -seconds,
+        leap_status=fields["Leap status"],
+    )
+
+
+@dataclass(frozen=True)
+class TimedatectlStatus:
+    """``timedatectl status``: whether systemd considers the clock synchronised, and the NTP service state."""
+
+    synchronized: bool
+    ntp_service: str | None  # "active"/"inactive" (newer systemd) or "yes"/"no" (systemd 237)
+    time_zone: str | None
+    rtc_in_local_tz: bool | None
+
+
+# The key's name changed across systemd releases: 'NTP synchronized' (<= 236), 'System clock synchronized'.
+_SYNC_KEYS = ("System clock synchronized", "NTP synchronized")
+_SERVICE_KEYS = ("NTP service", "systemd-timesyncd.service active", "Network time on")
+
+
+def parse_timedatectl_status(text: str | bytes) -> TimedatectlStatus:
+    """Parse ``timedatectl`` / ``timedatectl status`` (the trailing warning paragraph is ignored)."""
+    tool = "timedatectl"
+    fields: dict[str, str] = {}
+    for line in require_text(text, tool):
+        if line.startswith("Warning:"):
+            break
+        pair = split_key_value(line)
+        if pair is not None:
+            fields.setdefault(*pair)
+    sync = next((fields[key] for key in _SYNC_KEYS if key in fields), None)
+    if sync not in {"yes", "no"}:
+        raise ParseError(tool, "status: no 'System clock synchronized: yes|no' line")
+    local_rtc = fields.get("RTC in local TZ")
+    return TimedatectlStatus(
+        synchronized=sync == "yes",
+        ntp_service=next((fields[key] for key in _SERVICE_KEYS if key in fields), None),
+        time_zone=fields.get("Time zone"),
+        rtc_in_local_tz=None if local_rtc is None else local_rtc == "yes",
+    )

@@ -1,0 +1,213 @@
+"""``nvidia-smi``: driver, GPUs, persistence and ECC (``-q -x``), NVLink (``nvlink --status``), CSV queries.
+
+Formats read (recordings in tests/hostfacts/fixtures): ``nvidia-smi -q -x`` with DTD ``nvsmi_device_v11``
+(drivers 460.73.01 V100S, 510.47.03 P100, 515.105.01 T4) and ``nvsmi_device_v12`` (535.54.03 A100, whose
+ECC counters are ``sram_*``/``dram_*`` instead of ``single_bit``/``double_bit``); ``nvidia-smi nvlink
+--status`` of a DGX-1 (410-era driver; newer drivers add ``(UUID: ...)`` and print ``<inactive>`` links);
+``nvidia-smi --query-gpu=... --format=csv`` (header with units, ``[N/A]`` values).
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+import xml.etree.ElementTree as ET
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from racfg.hostfacts.common import absent, optional_int, require_text
+from racfg.hostfacts.errors import ParseError
+
+TOOL = "nvidia-smi"
+
+
+@dataclass(frozen=True)
+class EccErrors:
+    """Uncorrectable (and correctable) ECC error totals; None where the GPU reports "N/A"."""
+
+    volatile_uncorrectable: int | None
+    aggregate_uncorrectable: int | None
+    volatile_correctable: int | None = None
+    aggregate_correctable: int | None = None
+
+
+@dataclass(frozen=True)
+class Gpu:
+    """One ``<gpu>`` of ``nvidia-smi -q -x``. Modes are True/False, None when "N/A" (no such feature)."""
+
+    bus_id: str
+    product_name: str
+    uuid: str | None
+    persistence_mode: bool | None
+    ecc_mode: bool | None  # current, not pending: what the GPU runs with now
+    ecc_mode_pending: bool | None
+    ecc_errors: EccErrors | None
+
+
+@dataclass(frozen=True)
+class NvidiaSmiLog:
+    """``nvidia-smi -q -x``. ``attached_gpus`` is what the driver counts; ``gpus`` the elements present."""
+
+    driver_version: str
+    cuda_version: str | None
+    attached_gpus: int | None
+    gpus: tuple[Gpu, ...]
+
+
+def parse_query_xml(text: str | bytes) -> NvidiaSmiLog:
+    """Parse ``nvidia-smi -q -x`` (DTD v11 and v12)."""
+    body = "\n".join(require_text(text, TOOL))
+    start = body.find("<")
+    try:
+        root = ET.fromstring(body[start:] if start >= 0 else body)
+    except ET.ParseError as exc:
+        raise ParseError(TOOL, f"-q -x output is not XML ({exc})") from None
+    if root.tag != "nvidia_smi_log":
+        raise ParseError(TOOL, f"-q -x: root element is <{root.tag}>, expected <nvidia_smi_log>")
+    driver = _text(root, "driver_version")
+    if not driver:
+        raise ParseError(TOOL, "-q -x: no <driver_version>")
+    gpus = tuple(_gpu(element) for element in root.findall("gpu"))
+    return NvidiaSmiLog(
+        driver_version=driver,
+        cuda_version=_text(root, "cuda_version"),
+        attached_gpus=optional_int(_text(root, "attached_gpus"), TOOL, "attached_gpus"),
+        gpus=gpus,
+    )
+
+
+def _text(element: ET.Element, path: str) -> str | None:
+    found = element.find(path)
+    if found is None or found.text is None:
+        return None
+    value = found.text.strip()
+    return None if absent(value) else value
+
+
+def _enabled(element: ET.Element, path: str) -> bool | None:
+    value = _text(element, path)
+    if value is None:
+        return None
+    if value.lower() not in {"enabled", "disabled"}:
+        raise ParseError(TOOL, f"-q -x: <{path}> is {value!r}, expected Enabled or Disabled")
+    return value.lower() == "enabled"
+
+
+def _gpu(element: ET.Element) -> Gpu:
+    bus_id = _text(element, "pci/pci_bus_id") or element.get("id")
+    name = _text(element, "product_name")
+    if not bus_id or not name:
+        raise ParseError(TOOL, "-q -x: a <gpu> without bus id or product name")
+    return Gpu(
+        bus_id=bus_id,
+        product_name=name,
+        uuid=_text(element, "uuid"),
+        persistence_mode=_enabled(element, "persistence_mode"),
+        ecc_mode=_enabled(element, "ecc_mode/current_ecc"),
+        ecc_mode_pending=_enabled(element, "ecc_mode/pending_ecc"),
+        ecc_errors=_ecc_errors(element.find("ecc_errors")),
+    )
+
+
+def _ecc_errors(element: ET.Element | None) -> EccErrors | None:
+    if element is None:
+        return None
+    volatile, aggregate = element.find("volatile"), element.find("aggregate")
+    return EccErrors(
+        volatile_uncorrectable=_ecc_count(volatile, "double_bit/total", ("sram_uncorrectable", "dram_uncorrectable")),
+        aggregate_uncorrectable=_ecc_count(aggregate, "double_bit/total", ("sram_uncorrectable", "dram_uncorrectable")),
+        volatile_correctable=_ecc_count(volatile, "single_bit/total", ("sram_correctable", "dram_correctable")),
+        aggregate_correctable=_ecc_count(aggregate, "single_bit/total", ("sram_correctable", "dram_correctable")),
+    )
+
+
+def _ecc_count(scope: ET.Element | None, v11_total: str, v12_parts: tuple[str, ...]) -> int | None:
+    """DTD v11 has a ``total`` per kind; v12 splits SRAM and DRAM (their ``_parity``/``_secded``
+    children break ``sram_uncorrectable`` down further, so only the two sums are added)."""
+    if scope is None:
+        return None
+    if scope.find(v11_total) is not None:
+        return optional_int(_text(scope, v11_total), TOOL, f"ecc {v11_total}")
+    counts = [optional_int(_text(scope, part), TOOL, f"ecc {part}") for part in v12_parts]
+    known = [count for count in counts if count is not None]
+    return sum(known) if known else None
+
+
+@dataclass(frozen=True)
+class NvlinkGpu:
+    """One GPU of ``nvidia-smi nvlink --status``: link number -> GB/s, None for an inactive link."""
+
+    index: int
+    name: str
+    links: dict[int, float | None] = field(default_factory=dict)
+
+    @property
+    def up(self) -> int:
+        return sum(1 for speed in self.links.values() if speed is not None)
+
+    @property
+    def down(self) -> int:
+        return sum(1 for speed in self.links.values() if speed is None)
+
+    @property
+    def count(self) -> int:
+        return len(self.links)
+
+
+_NVLINK_GPU_RE = re.compile(r"^GPU (\d+): (.+?)(?: \(UUID: [^)]*\))?$")
+_NVLINK_LINK_RE = re.compile(r"^Link (\d+): (?:([\d.]+) GB/s|<inactive>)$")
+# Published copies of this output have "[snip]" where their author cut GPUs out: not tool output, skipped.
+_EDITORIAL_RE = re.compile(r"^\[snip\]$", re.IGNORECASE)
+
+
+def parse_nvlink_status(text: str | bytes) -> list[NvlinkGpu]:
+    """Parse ``nvidia-smi nvlink --status`` into one entry per GPU (in the order printed)."""
+    gpus: list[NvlinkGpu] = []
+    for line in require_text(text, TOOL):
+        stripped = line.strip()
+        if not stripped or _EDITORIAL_RE.match(stripped):
+            continue
+        if gpu := _NVLINK_GPU_RE.match(stripped):
+            gpus.append(NvlinkGpu(index=int(gpu.group(1)), name=gpu.group(2)))
+        elif (link := _NVLINK_LINK_RE.match(stripped)) and gpus:
+            gpus[-1].links[int(link.group(1))] = float(link.group(2)) if link.group(2) else None
+        else:
+            raise ParseError(TOOL, f"nvlink --status: unexpected line {stripped[:80]!r}")
+    if not gpus:
+        raise ParseError(TOOL, "nvlink --status: no GPU listed")
+    return gpus
+
+
+_UNIT_RE = re.compile(r"\s*\[[^\]]*\]$")
+_FIELD_RE = re.compile(r"[a-z][a-z0-9_.]*")
+
+
+def parse_query_csv(text: str | bytes, fields: Sequence[str] | None = None) -> list[dict[str, str | None]]:
+    """Parse ``nvidia-smi --query-gpu=FIELDS --format=csv``: one dict per GPU, keyed by field name.
+
+    The header's units (``memory.used [MiB]``) are dropped from the keys; "[N/A]" values are None.
+    For ``--format=csv,noheader`` pass the queried ``fields`` in order.
+    """
+    rows = [row for row in csv.reader(require_text(text, TOOL), skipinitialspace=True) if "".join(row).strip()]
+    if fields is None:
+        header, rows = [_UNIT_RE.sub("", name.strip()) for name in rows[0]], rows[1:]
+        if not all(_FIELD_RE.fullmatch(name) for name in header):
+            raise ParseError(TOOL, f"--query-gpu csv: not a header of query fields: {', '.join(header)[:80]!r}")
+    else:
+        header = list(fields)
+    if not rows:
+        raise ParseError(TOOL, "--query-gpu csv: no GPU rows")
+    result: list[dict[str, str | None]] = []
+    for row in rows:
+        if len(row) != len(header):
+            raise ParseError(TOOL, f"--query-gpu csv: {len(row)} values for {len(header)} fields: {row!r:.80}")
+        result.append({name: None if absent(value) else value.strip() for name, value in zip(header, row, strict=True)})
+    return result
+
+
+def driver_branch(version: str) -> str:
+    """``"418.67"`` -> ``"418"``: the driver branch an inventory pins (``"460.73.01"`` -> ``"460"``)."""
+    match = re.fullmatch(r"\s*(\d+)(?:\.\d+)*\s*", version or "")
+    if match is None:
+        raise ParseError(TOOL, f"not a driver version: {version!r}")
+    return match.group(1)

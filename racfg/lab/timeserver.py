@@ -1,0 +1,131 @@
+"""The lab's time source: an NTP server on the management gateway address.
+
+A site's hosts synchronise to the site's time sources, and validate checks that they do. In the
+lab the inventory names the management gateway (198.18.0.1 in lab.yaml) as its time source, so
+the lab answers there: a small SNTP server (RFC 4330 server mode) serving this machine's clock
+at stratum 2. It is real NTP on the wire: the hosts' chronyd polls it and synchronises (with -x,
+tracking without steering the container's clock). One process per lab, started by ``lab up``
+after the management bridge, its pid in ``<site dir>/timeserver.pid``, stopped by ``lab down``.
+
+Run as ``python -m racfg.lab.timeserver ADDRESS SITE`` (the site only labels the process).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+NTP_EPOCH_OFFSET = 2208988800  # seconds from 1900-01-01 (NTP era 0) to 1970-01-01
+PIDFILE = "timeserver.pid"
+MARKER = "racfg.lab.timeserver"
+
+
+def _ntp_time(t: float) -> tuple[int, int]:
+    seconds = int(t) + NTP_EPOCH_OFFSET
+    return seconds & 0xFFFFFFFF, int((t - int(t)) * 2**32) & 0xFFFFFFFF
+
+
+def reply(request: bytes, received: float, now: float) -> bytes | None:
+    """The server-mode answer to a client request, or None for anything that is not one."""
+    if len(request) < 48:
+        return None
+    first = request[0]
+    version, mode = (first >> 3) & 0x7, first & 0x7
+    if mode != 3 or version not in (3, 4):
+        return None
+    header = (0 << 6) | (version << 3) | 4  # leap 0 (synchronised), same version, mode 4 (server)
+    packet = struct.pack(
+        "!BBbbII4sIIIIIIII",
+        header, 2, request[2], -20,  # stratum 2, client's poll, precision ~1 us
+        0, 0x00000100,  # root delay 0, root dispersion ~4 ms (16.16 fixed point)
+        b"LAB\x00",  # reference id
+        *_ntp_time(now - 16),  # reference time: "last set" shortly before
+        *struct.unpack("!II", request[40:48]),  # originate = the client's transmit timestamp
+        *_ntp_time(received), *_ntp_time(time.time()),
+    )
+    return packet
+
+
+def serve(address: str, port: int = 123) -> None:
+    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((address, port))
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    while True:
+        data, peer = sock.recvfrom(512)
+        received = time.time()
+        answer = reply(data, received, received)
+        if answer is not None:
+            sock.sendto(answer, peer)
+
+
+def start(site_dir: Path, address: str) -> int:
+    """Start the lab's time server on ``address`` (idempotent: a running one is kept)."""
+    pidfile = site_dir / PIDFILE
+    pid = running_pid(site_dir)
+    if pid is not None:
+        return pid
+    log = open(site_dir / "logs" / "timeserver.log", "ab")  # noqa: SIM115 (the child keeps it)
+    proc = subprocess.Popen([sys.executable, "-m", MARKER, address, site_dir.name], stdout=log, stderr=log,
+                            stdin=subprocess.DEVNULL, start_new_session=True, close_fds=True)
+    pidfile.write_text(f"{proc.pid}\n")
+    return proc.pid
+
+
+def running_pid(site_dir: Path) -> int | None:
+    try:
+        pid = int((site_dir / PIDFILE).read_text().strip())
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+    except (OSError, ValueError):
+        return None
+    return pid if MARKER in cmdline else None
+
+
+def stray_pids(site: str | None = None) -> list[int]:
+    """Time servers still running (of one site, or of any lab): for ``lab down --all`` and leftovers."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            argv = (entry / "cmdline").read_bytes().decode(errors="replace").split("\0")
+        except OSError:
+            continue
+        if MARKER in argv and (site is None or site in argv[argv.index(MARKER) + 1:]):
+            found.append(int(entry.name))
+    return found
+
+
+def kill(pids: list[int]) -> None:
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+
+
+def stop(site_dir: Path) -> bool:
+    pid = running_pid(site_dir)
+    (site_dir / PIDFILE).unlink(missing_ok=True)
+    if pid is None:
+        return False
+    try:
+        os.kill(pid, signal.SIGTERM)
+        for _ in range(50):
+            if not Path(f"/proc/{pid}").exists():
+                break
+            time.sleep(0.02)
+        else:
+            os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    return True
+
+
+if __name__ == "__main__":
+    serve(sys.argv[1])

@@ -1,0 +1,240 @@
+"""A self-contained HTML5 report: one file to attach to a ticket, mail, or open from a CI artifact.
+
+Everything is inline (CSS, a few lines of JS, PNG plots as base64), nothing is fetched, so it
+opens the same from a laptop's Downloads folder as on an air-gapped cluster. It reads at a
+glance: the summary as coloured badges, failures first, red/amber/grey/green for
+fail/error/skip/pass, the fix next to each failure. Without JavaScript every row is shown; with
+it the status buttons and the text box filter rows. Every piece of result text is escaped with
+``html.escape`` (control characters cleaned first), so captured output cannot break the page.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import json
+import mimetypes
+from pathlib import Path
+
+from racfg.results.model import Report, Result, Status
+from racfg.results.wording import STATUS_LABEL, TargetGroup, by_target, clean, count_phrase, title
+
+_READING_ORDER = (Status.FAIL, Status.ERROR, Status.SKIP, Status.PASS)
+_COLUMNS = ("Status", "Check", "Category", "Expected", "Actual", "Message", "Fix")
+
+_CSS = """
+:root { --fail:#c62828; --fail-bg:#fdecea; --error:#e67700; --error-bg:#fff4e0; --skip:#6b6b6b;
+  --skip-bg:#f3f3f3; --pass:#2e7d32; --pass-bg:#e8f5e9; --line:#dcdcdc; --ink:#1d1d1d; --muted:#666; }
+* { box-sizing: border-box; }
+body { margin: 0; font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: var(--ink);
+  background: #fafafa; }
+header { padding: 18px 28px 14px; background: #fff; border-bottom: 1px solid var(--line); }
+header.fail { border-top: 6px solid var(--fail); } header.error { border-top: 6px solid var(--error); }
+header.pass { border-top: 6px solid var(--pass); }
+h1 { margin: 0 0 4px; font-size: 22px; font-weight: 600; }
+h1 .site { color: var(--muted); font-weight: 400; }
+h2 { font-size: 15px; margin: 22px 0 8px; }
+.facts { color: var(--muted); margin: 0 0 10px; }
+.badge { display: inline-block; padding: 3px 12px; margin-right: 6px; border-radius: 12px; font-weight: 600;
+  color: #fff; }
+.badge.zero { opacity: .35; }
+.badge.fail { background: var(--fail); } .badge.error { background: var(--error); }
+.badge.skip { background: var(--skip); } .badge.pass { background: var(--pass); }
+main { padding: 8px 28px 28px; }
+.notes { background: #fffbe6; border: 1px solid #f0dc8c; border-radius: 6px; padding: 8px 14px; margin: 14px 0; }
+.notes p { margin: 3px 0; white-space: pre-wrap; }
+.filters { position: sticky; top: 0; z-index: 2; background: #fafafa; padding: 10px 0; display: flex; gap: 8px;
+  align-items: center; flex-wrap: wrap; border-bottom: 1px solid var(--line); }
+.filters button { font: inherit; padding: 4px 12px; border-radius: 14px; border: 2px solid var(--c);
+  background: #fff; color: var(--c); cursor: pointer; font-weight: 600; }
+.filters button.on { background: var(--c); color: #fff; }
+.filters button[data-status=fail] { --c: var(--fail); } .filters button[data-status=error] { --c: var(--error); }
+.filters button[data-status=skip] { --c: var(--skip); } .filters button[data-status=pass] { --c: var(--pass); }
+.filters input { font: inherit; padding: 5px 10px; border: 1px solid #bbb; border-radius: 6px; min-width: 320px;
+  margin-left: 8px; }
+.filters .shown { color: var(--muted); margin-left: auto; }
+table.results { border-collapse: collapse; width: 100%; background: #fff; margin-top: 10px;
+  border: 1px solid var(--line); }
+table.results th, table.results td { text-align: left; vertical-align: top; padding: 5px 8px;
+  border-bottom: 1px solid #eee; }
+table.results thead th { background: #f0f0f0; font-size: 12px; text-transform: uppercase; letter-spacing: .04em;
+  color: #444; position: sticky; top: 52px; z-index: 1; }
+tr.group th { background: #eceff3; font-size: 15px; border-top: 2px solid #c9ced6; padding: 7px 8px; }
+tr.group .tally { font-weight: 400; color: var(--muted); margin-left: 10px; font-size: 13px; }
+tr.group.fail th { box-shadow: inset 5px 0 var(--fail); } tr.group.error th { box-shadow: inset 5px 0 var(--error); }
+tr.group.skip th { box-shadow: inset 5px 0 var(--skip); } tr.group.pass th { box-shadow: inset 5px 0 var(--pass); }
+tr.r.fail td { background: var(--fail-bg); } tr.r.error td { background: var(--error-bg); }
+tr.r.skip td { color: #555; }
+tr.r.pass td { color: #444; }
+td.check { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 12.5px;
+  overflow-wrap: anywhere; min-width: 300px; }
+td.fix { min-width: 380px; }
+td.text { white-space: pre-wrap; overflow-wrap: anywhere; }
+td.fix code { display: inline-block; white-space: pre-wrap; overflow-wrap: anywhere; background: #1f2933;
+  color: #e8f0f8; padding: 2px 7px; border-radius: 4px; font-size: 12.5px; user-select: all; }
+.st { display: inline-block; min-width: 52px; text-align: center; padding: 1px 6px; border-radius: 4px;
+  font-weight: 700; font-size: 12px; color: #fff; }
+.st.fail { background: var(--fail); } .st.error { background: var(--error); }
+.st.skip { color: var(--skip); background: var(--skip-bg); box-shadow: inset 0 0 0 1px #c8c8c8; }
+.st.pass { color: var(--pass); background: var(--pass-bg); box-shadow: inset 0 0 0 1px #b5d8b8; }
+tr.r.pass td { padding-top: 3px; padding-bottom: 3px; }
+.empty { color: var(--muted); padding: 14px; }
+figure { display: inline-block; margin: 0 18px 18px 0; background: #fff; border: 1px solid var(--line);
+  padding: 8px; border-radius: 6px; }
+figure img { max-width: 100%; display: block; }
+figcaption { color: var(--muted); font-size: 12px; margin-top: 4px; }
+table.meta { border-collapse: collapse; font-size: 13px; background: #fff; }
+table.meta th, table.meta td { border: 1px solid var(--line); padding: 3px 9px; text-align: left;
+  vertical-align: top; }
+table.meta td { white-space: pre-wrap; font-family: ui-monospace, Menlo, Consolas, monospace; }
+footer { color: var(--muted); font-size: 12px; padding: 0 28px 20px; }
+"""
+
+# Status buttons toggle statuses on and off; the text box keeps rows whose text (or target) holds it.
+# A target whose rows are all hidden hides its heading too. ``report.html#q=dgx03`` opens pre-filtered
+# (a link to one host's part of the report).
+_JS = """
+(function () {
+  var on = {fail: true, error: true, skip: true, pass: true};
+  var box = document.getElementById("q");
+  var shown = document.getElementById("shown");
+  function apply() {
+    var q = box.value.trim().toLowerCase(), total = 0;
+    document.querySelectorAll("tbody.target").forEach(function (tb) {
+      var n = 0, target = (tb.getAttribute("data-target") || "").toLowerCase();
+      tb.querySelectorAll("tr.r").forEach(function (tr) {
+        var ok = on[tr.getAttribute("data-status")] &&
+          (!q || target.indexOf(q) >= 0 || tr.textContent.toLowerCase().indexOf(q) >= 0);
+        tr.hidden = !ok;
+        if (ok) { n += 1; }
+      });
+      tb.hidden = n === 0;
+      total += n;
+    });
+    shown.textContent = total + " shown";
+  }
+  document.querySelectorAll("button[data-status]").forEach(function (b) {
+    b.addEventListener("click", function () {
+      var s = b.getAttribute("data-status");
+      on[s] = !on[s];
+      b.classList.toggle("on", on[s]);
+      b.setAttribute("aria-pressed", on[s] ? "true" : "false");
+      apply();
+    });
+  });
+  box.addEventListener("input", apply);
+  if (location.hash.indexOf("#q=") === 0) { box.value = decodeURIComponent(location.hash.slice(3)); }
+  apply();
+})();
+"""
+
+
+def render_html(report: Report) -> str:
+    """The report as one self-contained HTML5 document."""
+    counts = report.counts()
+    groups = by_target(report)
+    parts = [
+        "<!DOCTYPE html>",
+        '<html lang="en">',
+        "<head>",
+        '<meta charset="utf-8">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        f"<title>{_e(title(report))}</title>",
+        f"<style>{_CSS}</style>",
+        "</head>",
+        "<body>",
+        _header(report, counts),
+        "<main>",
+    ]
+    if report.notes:
+        parts.append('<section class="notes" aria-label="Notes">'
+                     + "".join(f"<p>{_e(note)}</p>" for note in report.notes) + "</section>")
+    parts.append(_filters(counts))
+    parts.append(_results_table(groups))
+    if report.attachments:
+        parts.append("<h2>Attachments</h2>")
+        parts.append('<section class="attachments">' + "".join(_attachment(a) for a in report.attachments)
+                     + "</section>")
+    if report.meta:
+        parts.append("<h2>Run facts</h2>")
+        parts.append(_meta_table(report.meta))
+    parts += ["</main>", f"<footer>{_e(report.summary_line())} · generated by racfg</footer>",
+              f"<script>{_JS}</script>", "</body>", "</html>"]
+    return "\n".join(parts) + "\n"
+
+
+def _e(value: object) -> str:
+    return html.escape(clean(value), quote=True)
+
+
+def _header(report: Report, counts: dict[str, int]) -> str:
+    worst = next((s for s in (Status.FAIL, Status.ERROR) if counts[str(s)]), Status.PASS)
+    badges = "".join(
+        f'<span class="badge {s}{" zero" if not counts[str(s)] else ""}">{count_phrase(s, counts[str(s)])}</span>'
+        for s in _READING_ORDER)
+    return (f'<header class="{worst}">'
+            f'<h1>racfg {_e(report.command)} <span class="site">site {_e(report.site)}</span></h1>'
+            f'<p class="facts">started {_e(report.started)} · elapsed {report.elapsed:.1f} s · '
+            f"{len(report.results)} checks · exit code {int(report.exit_code())}</p>"
+            f'<div class="badges">{badges}</div></header>')
+
+
+def _filters(counts: dict[str, int]) -> str:
+    buttons = "".join(
+        f'<button type="button" class="on" data-status="{s}" aria-pressed="true">'
+        f"{STATUS_LABEL[s].capitalize()} {counts[str(s)]}</button>" for s in _READING_ORDER)
+    return (f'<nav class="filters" aria-label="Filters">{buttons}'
+            '<input id="q" type="search" placeholder="Filter: host, check, text…" aria-label="Filter by text">'
+            '<span id="shown" class="shown"></span></nav>')
+
+
+def _results_table(groups: list[TargetGroup]) -> str:
+    if not groups:
+        return '<p class="empty">No results.</p>'
+    head = "<thead><tr>" + "".join(f"<th>{c}</th>" for c in _COLUMNS) + "</tr></thead>"
+    bodies = "".join(_target_body(g) for g in groups)
+    return f'<table class="results">{head}{bodies}</table>'
+
+
+def _target_body(group: TargetGroup) -> str:
+    rows = "".join(_row(r) for r in group.results)
+    return (f'<tbody class="target" data-target="{_e(group.target)}">'
+            f'<tr class="group {group.worst()}"><th colspan="{len(_COLUMNS)}">{_e(group.target)}'
+            f'<span class="tally">{_e(group.tally())}</span></th></tr>{rows}</tbody>')
+
+
+def _row(result: Result) -> str:
+    status = str(result.status)
+    fix = f"<code>{_e(result.fix)}</code>" if result.fix else ""
+    return (f'<tr class="r {status}" data-status="{status}">'
+            f'<td><span class="st {status}">{STATUS_LABEL[result.status]}</span></td>'
+            f'<td class="check">{_e(result.check)}</td>'
+            f"<td>{_e(result.category)}</td>"
+            f'<td class="text">{_e(result.expected or "")}</td>'
+            f'<td class="text">{_e(result.actual or "")}</td>'
+            f'<td class="text">{_e(result.message)}</td>'
+            f'<td class="fix">{fix}</td></tr>')
+
+
+def _attachment(path_text: str) -> str:
+    """An image embedded as a data URI, captioned with its file name; a missing file says so instead."""
+    path = Path(path_text)
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        return f"<figure><figcaption>{_e(path.name)}: not embedded ({_e(exc.strerror or exc)})</figcaption></figure>"
+    mime = mimetypes.guess_type(path.name)[0] or "image/png"
+    encoded = base64.b64encode(data).decode("ascii")
+    return (f'<figure><img src="data:{mime};base64,{encoded}" alt="{_e(path.name)}">'
+            f"<figcaption>{_e(path.name)}</figcaption></figure>")
+
+
+def _meta_table(meta: dict[str, object]) -> str:
+    rows = "".join(f"<tr><th>{_e(key)}</th><td>{_e(_meta_value(value))}</td></tr>" for key, value in meta.items())
+    return f'<table class="meta">{rows}</table>'
+
+
+def _meta_value(value: object) -> str:
+    if isinstance(value, (dict, list, tuple)):
+        return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
+    return str(value)

@@ -1,0 +1,232 @@
+"""Verdicts: measured figures against line rate, TCP ceiling, the best of their kind and references.
+
+Every verdict is a ``racfg.results.Result``; its ``data`` keeps the measured series (for plots,
+JSON and ``--compare``) under ``metrics`` and the raw figures beside them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from racfg.inventory.model import Reference
+from racfg.results import Result, Status, expected_actual
+from racfg.smoke.bottleneck import Bottleneck, name_bottleneck
+from racfg.smoke.metrics import metric, reference_text, within
+from racfg.smoke.plan import Link, SmokePlan
+from racfg.smoke.probes import StepProbe
+from racfg.smoke.tcp import LoadResult
+from racfg.smoke.units import pct, rate_text
+
+DIRECTION_TEXT = {"read": "read (storage -> client)", "write": "write (client -> storage)"}
+
+
+@dataclass
+class LinkMeasurement:
+    link: Link
+    direction: str
+    load: LoadResult
+    probe: StepProbe | None = None
+
+    @property
+    def bits(self) -> float:
+        return self.load.per_client_link().get(self.link.key, 0.0)
+
+    @property
+    def share(self) -> float:
+        return self.bits / (self.link.rate_mbit * 1e6)
+
+
+@dataclass
+class StepMeasurement:
+    n: int
+    hosts: list[str]
+    load: LoadResult
+    predicted_bits: float
+    probe: StepProbe | None = None
+    bottleneck: Bottleneck | None = None
+
+    @property
+    def total(self) -> float:
+        return self.load.total
+
+
+@dataclass
+class ScalingVerdict:
+    steps: list[StepMeasurement]
+    efficiency: dict[int, float] = field(default_factory=dict)
+    knee: int | None = None
+
+
+def link_result(plan: SmokePlan, m: LinkMeasurement) -> Result:
+    link = m.link
+    line = link.rate_mbit * 1e6
+    ceiling = link.tcp_ceiling
+    share_ceiling = m.share / ceiling
+    floor = plan.saturation_floor
+    expected = f">= {pct(floor)} of {rate_text(line)} ({link.rate_source})"
+    actual = (f"{rate_text(m.bits)} = {pct(m.share)} of line rate, {pct(share_ceiling)} of the TCP ceiling "
+              f"({pct(ceiling)} at MTU {link.mtu})")
+    errors = m.load.errors
+    if errors and m.bits == 0:
+        return Result(link.key, f"link/{m.direction}/{link.key}", "link saturation", Status.ERROR,
+                      f"{DIRECTION_TEXT[m.direction]}: not measured: {errors[0]}", expected, None,
+                      data={"direction": m.direction, "errors": errors})
+    if share_ceiling >= 0.97:
+        limit = "the link is full; TCP/IP headers take the rest"
+    elif m.share >= floor:
+        limit = f"{pct(1 - share_ceiling)} below what TCP carries at MTU {link.mtu}"
+    else:
+        limit = (f"{pct(1 - share_ceiling)} below what TCP carries at MTU {link.mtu}: not the protocol, "
+                 "look at the link, the storage side and the client")
+    status = Status.PASS if m.share >= floor else Status.FAIL
+    message = f"{DIRECTION_TEXT[m.direction]}: {rate_text(m.bits)}; {limit}"
+    if errors:
+        message += f" ({len(errors)} of {len(m.load.flows)} iperf3 processes failed: {errors[0]})"
+    if status is Status.FAIL:
+        message = f"{expected_actual(expected, rate_text(m.bits))}; {message}"
+    return Result(link.key, f"link/{m.direction}/{link.key}", "link saturation", status, message, expected, actual,
+                  fix=None if status is Status.PASS else "check the cable, port speed and NIC of this link "
+                  "(racfg validate), then the storage side", seconds=m.load.seconds,
+                  data={"direction": m.direction, "measured_bps": round(m.bits), "line_bps": round(line),
+                        "rate_source": link.rate_source, "mtu": link.mtu, "tcp_ceiling": round(ceiling, 5),
+                        "share_of_line": round(m.share, 5), "share_of_ceiling": round(share_ceiling, 5),
+                        "processes": len([f for f in m.load.flows if f.flow.client.key == link.key]),
+                        "flows": [{"server": f.flow.server.key, "port": f.flow.port,
+                                   "iperf3": f.result.as_dict() if f.result else None, "error": f.error}
+                                  for f in m.load.flows],
+                        "metrics": [metric(f"link.{m.direction}.{link.key}", m.bits / 1e6, "Mbit/s")]})
+
+
+def outlier_results(plan: SmokePlan, measurements: list[LinkMeasurement]) -> list[Result]:
+    """A link below ``outlier_fraction`` of the best link of its kind (direction, declared speed) is
+    named, even when it meets its own line rate: a link that came up at half speed is full, and slow."""
+    out = []
+    kinds = sorted({(m.direction, m.link.declared_mbit) for m in measurements}, key=lambda k: (k[0] != "read", k[1]))
+    for direction, declared in kinds:
+        group = [m for m in measurements if (m.direction, m.link.declared_mbit) == (direction, declared)
+                 and m.bits > 0]
+        if len(group) < 2:
+            continue
+        best = max(group, key=lambda m: m.bits)
+        bound = plan.outlier_fraction * best.bits
+        slow = [m for m in group if m.bits < bound]
+        for m in slow:
+            out.append(Result(m.link.key, f"outlier/{direction}/{m.link.key}", "outliers", Status.FAIL,
+                              f"{expected_actual(f'>= {rate_text(bound)}', rate_text(m.bits))}; "
+                              f"{DIRECTION_TEXT[direction]}: {pct(m.bits / best.bits)} of the best link of its kind "
+                              f"({best.link.key}, {rate_text(best.bits)})",
+                              f">= {pct(plan.outlier_fraction)} of the best link", pct(m.bits / best.bits),
+                              fix="compare its cable, negotiated speed, port counters and NIC with the best link's",
+                              data={"direction": direction, "best": best.link.key,
+                                    "share_of_best": round(m.bits / best.bits, 5)}))
+        if not slow:
+            out.append(Result("cluster", f"outlier/{direction}", "outliers", Status.PASS,
+                              f"{DIRECTION_TEXT[direction]}: every link within {pct(plan.outlier_fraction)} of the "
+                              f"best ({best.link.key}, {rate_text(best.bits)})"))
+    return out
+
+
+def judge_scaling(plan: SmokePlan, steps: list[StepMeasurement]) -> tuple[ScalingVerdict, list[Result]]:
+    verdict = ScalingVerdict(steps)
+    base = next((s.total for s in steps if s.n == 1), 0.0)
+    results = []
+    for step in steps:
+        eff = step.total / (step.n * base) if base > 0 else 0.0
+        verdict.efficiency[step.n] = eff
+        linear = eff >= plan.scaling_floor
+        if not linear and verdict.knee is None:
+            verdict.knee = step.n
+        busy = step.probe.cpu_busy() if step.probe else {}
+        if not linear:
+            step.bottleneck = name_bottleneck(plan, step.load, busy)
+        expected = f"E({step.n}) >= {plan.scaling_floor:g}"
+        actual = f"E({step.n}) = {eff:.3f}"
+        message = (f"{step.n} client(s) ({', '.join(step.hosts)}): {rate_text(step.total)} aggregate, "
+                   f"E = {eff:.3f}; the budget predicts {rate_text(step.predicted_bits)}")
+        if step.bottleneck is not None:
+            message += f"; bottleneck: {step.bottleneck.text}"
+        results.append(Result("cluster", f"scaling/step{step.n:03d}", "scaling",
+                              Status.PASS if linear else Status.FAIL,
+                              message if linear else f"{expected_actual(expected, actual)}; {message}",
+                              expected, actual, seconds=step.load.seconds,
+                              data={"clients": step.n, "hosts": step.hosts, "aggregate_bps": round(step.total),
+                                    "efficiency": round(eff, 5), "predicted_bps": round(step.predicted_bits),
+                                    "per_client_bps": {h: round(v) for h, v in step.load.per_client_host().items()},
+                                    "per_storage_link_bps": {k: round(v) for k, v in
+                                                             step.load.per_server_link().items()},
+                                    "cpu_busy": {h: round(v, 4) for h, v in busy.items()},
+                                    "bottleneck": step.bottleneck.as_dict() if step.bottleneck else None,
+                                    "metrics": [metric(f"scaling.aggregate.n{step.n}", step.total / 1e6, "Mbit/s"),
+                                                metric(f"scaling.efficiency.n{step.n}", eff, "")]}))
+    series = {"clients": [s.n for s in steps], "aggregate_bps": [round(s.total) for s in steps],
+              "efficiency": [round(verdict.efficiency[s.n], 5) for s in steps],
+              "predicted_bps": [round(s.predicted_bits) for s in steps], "single_bps": round(base),
+              "floor": plan.scaling_floor, "knee": verdict.knee}
+    ns = ", ".join(str(s.n) for s in steps)
+    if verdict.knee is None:
+        results.append(Result("cluster", "scaling/linear", "scaling", Status.PASS,
+                              f"linear over {ns} clients: every E(n) >= {plan.scaling_floor:g} "
+                              f"(lowest {min(verdict.efficiency.values()):.3f})", data={"series": series}))
+    else:
+        knee_step = next(s for s in steps if s.n == verdict.knee)
+        cause = knee_step.bottleneck.text if knee_step.bottleneck else "not identified"
+        results.append(Result(
+            "cluster", "scaling/linear", "scaling", Status.FAIL,
+            f"not linear: the knee is at n={verdict.knee} (E = {verdict.efficiency[verdict.knee]:.3f} < "
+            f"{plan.scaling_floor:g}); bottleneck: {cause}", f"E(n) >= {plan.scaling_floor:g} for n in {ns}",
+            f"knee at n={verdict.knee}", fix="add capacity where the bottleneck is, or lower the expectation "
+            "(acceptance.scaling_efficiency)", data={"series": series, "knee": verdict.knee,
+                                                    "bottleneck": knee_step.bottleneck.as_dict()
+                                                    if knee_step.bottleneck else None}))
+    return verdict, results
+
+
+def counter_results(probes: list[tuple[str, StepProbe]], problem: str | None, ports: dict[tuple[str, str], str]
+                    ) -> list[Result]:
+    """Drops, errors or pause frames on any measured switch port during the run are reported."""
+    if not probes or not any(p.counters_before for _, p in probes):
+        reason = problem or "no switch counters were read"
+        return [Result("switches", "switch/counters", "switch counters", Status.SKIP,
+                       f"switch port counters not read: {reason}")]
+    grown: dict[tuple[str, str], dict[str, int]] = {}
+    for _, probe in probes:
+        for key, delta in probe.port_growth().items():
+            if key not in ports:
+                continue
+            totals = grown.setdefault(key, {})
+            for name, value in delta.as_dict().items():
+                totals[name] = totals.get(name, 0) + value
+    out = []
+    for (switch, port), totals in sorted(grown.items()):
+        bad = {k: v for k, v in totals.items() if v and not k.endswith("_bytes")}
+        if bad:
+            what = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in sorted(bad.items()))
+            out.append(Result(f"{switch}:{port}", f"switch/{switch}/{port}/errors", "switch counters", Status.FAIL,
+                              f"{expected_actual('no drops, errors or pause frames', what)} during the run "
+                              f"(port of {ports[(switch, port)]})", "0", what,
+                              fix="check the cable and optics of this port; drops under load also mean a "
+                                  "buffer or a shaper was overrun",
+                              data={"counters": totals}))
+    if not out:
+        out.append(Result("switches", "switch/counters", "switch counters", Status.PASS,
+                          f"no drops, errors or pause frames on {len(grown)} measured ports during the run",
+                          data={"ports": {f"{s}:{p}": t for (s, p), t in sorted(grown.items())}}))
+    if problem:
+        out.append(Result("switches", "switch/counters/read", "switch counters", Status.ERROR,
+                          f"some switch counters could not be read: {problem}"))
+    return out
+
+
+def reference_result(target: str, check: str, category: str, value: float, unit: str, ref: Reference | None,
+                     message: str, data: dict[str, Any], unjudged_reason: str) -> Result:
+    """A figure against a ReFrame-style reference; without one it is reported and not judged."""
+    actual = f"{value:.4g} {unit}"
+    if ref is None:
+        return Result(target, check, category, Status.SKIP, f"{message}; not judged: {unjudged_reason}",
+                      None, actual, data=data)
+    ok = within(value, ref)
+    expected = reference_text(ref)
+    return Result(target, check, category, Status.PASS if ok else Status.FAIL,
+                  message if ok else f"{expected_actual(expected, actual)}; {message}", expected, actual,
+                  data=data)

@@ -1,0 +1,30 @@
+"""A measured figure with its direction, kept in ``Result.data["metrics"]`` so runs can be compared."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from racfg.inventory.model import Reference
+
+
+def metric(name: str, value: float, unit: str, better: str = "higher") -> dict[str, Any]:
+    return {"name": name, "value": round(float(value), 6), "unit": unit, "better": better}
+
+
+def reference_bounds(ref: Reference) -> tuple[float | None, float | None]:
+    """ReFrame's relative bounds as absolute values (None: unbounded on that side)."""
+    lower = ref.value * (1 + ref.lower) if ref.lower is not None else None
+    upper = ref.value * (1 + ref.upper) if ref.upper is not None else None
+    return lower, upper
+
+
+def within(value: float, ref: Reference) -> bool:
+    lower, upper = reference_bounds(ref)
+    return (lower is None or value >= lower) and (upper is None or value <= upper)
+
+
+def reference_text(ref: Reference) -> str:
+    """``10.8 GB/s (-10%/+inf)``: the value and its bounds, as ReFrame prints a reference."""
+    low = f"{ref.lower * 100:+.0f}%" if ref.lower is not None else "-inf"
+    high = f"{ref.upper * 100:+.0f}%" if ref.upper is not None else "+inf"
+    return f"{ref.value:g} {ref.unit} ({low}/{high})"

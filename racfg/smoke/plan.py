@@ -1,0 +1,194 @@
+"""What a smoke run measures, derived from the inventory and the provider's line rates.
+
+Every dgx data link is measured against its line rate: the rate the provider shapes it to (the
+lab), else what the host's NIC reports (``/sys/class/net/NIC/speed``, filled in by the run),
+else the inventory's speed. Durations left unset in the inventory take real-cluster defaults,
+shorter on a lab, where links are slow and the CPU is shared.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import math
+from dataclasses import dataclass, field, replace
+
+from racfg.connection import ConnectionOverrides
+from racfg.errors import UsageError
+from racfg.inventory import model as m
+from racfg.inventory.cluster import Cluster, ClusterHost, ClusterNic
+
+# Seconds per TCP measurement / warm-up left out / fio job: (real cluster, lab).
+DURATION_S = (10, 3)
+OMIT_S = (2, 1)
+FIO_RUNTIME_S = (10, 2)
+GBPS_PER_IPERF3 = 25.0  # what one single-threaded iperf3 (< 3.16) carries with room to spare
+MAX_PROCESSES = 16
+# Bytes each frame costs besides the IP packet: Ethernet header, FCS, preamble and gap on a real
+# wire; the lab's tc shaper counts the Ethernet header only.
+WIRE_FRAMING = 38
+SHAPER_FRAMING = 14
+TCP_IP_HEADERS = 52  # IPv4 20 + TCP 20 + timestamps 12
+
+
+@dataclass(frozen=True)
+class Link:
+    """One data link (host NIC to its switch port) and the rate it is judged against."""
+
+    host: str
+    role: str
+    nic: str
+    address: str
+    switch: str
+    port: str | None
+    rate_mbit: float
+    rate_source: str  # "lab shaper" | "NIC" | "inventory"
+    mtu: int
+    framing: int = WIRE_FRAMING
+    declared_mbit: float = 0.0  # the inventory's speed: links of one kind share it (outliers compare within)
+
+    @property
+    def key(self) -> str:
+        return f"{self.host}:{self.nic}"
+
+    @property
+    def network(self) -> ipaddress.IPv4Network:
+        return ipaddress.IPv4Interface(self.address).network
+
+    @property
+    def ip(self) -> str:
+        return str(ipaddress.IPv4Interface(self.address).ip)
+
+    @property
+    def tcp_ceiling(self) -> float:
+        """Share of line rate TCP payload can fill at this MTU (about 0.99 at 9000, 0.94 at 1500)."""
+        return tcp_ceiling(self.mtu, self.framing)
+
+
+def tcp_ceiling(mtu: int, framing: int = WIRE_FRAMING) -> float:
+    return (mtu - TCP_IP_HEADERS) / (mtu + framing)
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    spec: m.UserBenchmark
+    steps: list[int]
+
+
+@dataclass
+class SmokePlan:
+    site: str
+    lab: bool
+    clients: list[Link]
+    storage: list[Link]
+    duration_s: int
+    omit_s: int
+    fio_runtime_s: int
+    processes_per_link: int | None  # None: derived per link
+    steps: list[int]
+    saturation_floor: float
+    scaling_floor: float
+    outlier_fraction: float
+    references: dict[str, dict[int, m.Reference]]
+    budget: m.Budget
+    fio_path: str | None
+    weka_mount: str | None
+    benchmark: Benchmark | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def client_hosts(self) -> list[str]:
+        return list(dict.fromkeys(link.host for link in self.clients))
+
+    @property
+    def storage_hosts(self) -> list[str]:
+        return list(dict.fromkeys(link.host for link in self.storage))
+
+    def links_of(self, host: str) -> list[Link]:
+        return [link for link in self.clients if link.host == host]
+
+    def targets_for(self, client: Link) -> list[Link]:
+        """Storage links a client link talks to: those on its subnet (a rail), else all of them."""
+        same = [s for s in self.storage if s.network == client.network]
+        return same or list(self.storage)
+
+    def processes_for(self, client: Link) -> int:
+        """iperf3 processes on a link: enough to fill it, and at least one per storage host it reads from."""
+        if self.processes_per_link is not None:
+            return self.processes_per_link
+        wanted = math.ceil(client.rate_mbit / 1000 / GBPS_PER_IPERF3)
+        return max(1, min(MAX_PROCESSES, max(wanted, len(self.targets_for(client)))))
+
+    def with_rates(self, rates: dict[str, tuple[float, str]]) -> SmokePlan:
+        """A copy whose links with an entry in ``rates`` (link key -> (Mbit/s, source)) use it."""
+        def update(link: Link) -> Link:
+            if link.key not in rates:
+                return link
+            rate, source = rates[link.key]
+            return replace(link, rate_mbit=rate, rate_source=source)
+        return replace(self, clients=[update(x) for x in self.clients], storage=[update(x) for x in self.storage])
+
+
+def default_steps(clients: int) -> list[int]:
+    """1, 2, 4 ... and N itself."""
+    steps, n = [], 1
+    while n < clients:
+        steps.append(n)
+        n *= 2
+    return [*steps, clients] if clients else []
+
+
+def _link(host: ClusterHost, nic: ClusterNic, overrides: ConnectionOverrides) -> Link:
+    shaped = overrides.link_rates_mbit.get((host.name, nic.name))
+    if shaped is not None:
+        return Link(host.name, host.role, nic.name, str(nic.address), nic.switch, nic.port, float(shaped),
+                    "lab shaper", nic.mtu, SHAPER_FRAMING, nic.speed_gbps * 1000)
+    return Link(host.name, host.role, nic.name, str(nic.address), nic.switch, nic.port, nic.speed_gbps * 1000,
+                "inventory", nic.mtu, WIRE_FRAMING, nic.speed_gbps * 1000)
+
+
+def build_plan(cluster: Cluster, overrides: ConnectionOverrides, *, hosts: list[str] | None = None) -> SmokePlan:
+    """The plan for a site. ``hosts`` limits the dgx hosts measured (all by default)."""
+    acceptance = cluster.inventory.acceptance
+    settings = acceptance.smoke
+    lab = overrides.active
+    dgx = cluster.role("dgx")
+    if hosts:
+        unknown = sorted(set(hosts) - {h.name for h in dgx})
+        if unknown:
+            raise UsageError(f"--hosts: {', '.join(unknown)} is not a dgx host of site {cluster.name}",
+                             hint="dgx hosts: " + ", ".join(h.name for h in dgx))
+        dgx = [h for h in dgx if h.name in hosts]
+    clients = [_link(h, n, overrides) for h in dgx for n in h.nics]
+    storage = [_link(h, n, overrides) for h in cluster.role("storage") for n in h.nics]
+    if not clients:
+        raise UsageError(f"site {cluster.name} has no dgx data link to measure")
+    if not storage:
+        raise UsageError(f"site {cluster.name} has no storage data link to measure against",
+                         hint="smoke loads the dgx links from the storage hosts")
+    n_clients = len(dict.fromkeys(c.host for c in clients))
+    notes = []
+    steps = sorted(set(settings.scaling_steps or default_steps(n_clients)))
+    if any(s > n_clients for s in steps):
+        notes.append(f"scaling steps above {n_clients} clients left out: "
+                     + ", ".join(str(s) for s in steps if s > n_clients))
+        steps = [s for s in steps if s <= n_clients]
+    if 1 not in steps:
+        steps = [1, *steps]  # E(n) needs T(1)
+    pick = 1 if lab else 0
+    benchmark = None
+    if settings.benchmark is not None:
+        bench_steps = sorted({s for s in (settings.benchmark.steps or steps) if s <= n_clients})
+        benchmark = Benchmark(settings.benchmark, bench_steps)
+    weka = cluster.inventory.software.weka
+    return SmokePlan(
+        site=cluster.name, lab=lab, clients=clients, storage=storage,
+        duration_s=math.ceil(settings.duration_s or DURATION_S[pick]),
+        omit_s=math.ceil(settings.omit_s if settings.omit_s is not None else OMIT_S[pick]),
+        fio_runtime_s=math.ceil(settings.fio_runtime_s or FIO_RUNTIME_S[pick]),
+        processes_per_link=settings.processes_per_link, steps=steps,
+        saturation_floor=acceptance.link_saturation, scaling_floor=acceptance.scaling_efficiency,
+        outlier_fraction=settings.outlier_fraction, references=dict(acceptance.references),
+        budget=acceptance.budget, fio_path=settings.fio_path,
+        weka_mount=weka.mount_point if weka is not None and weka.clients == "dgx" else None,
+        benchmark=benchmark, notes=notes,
+    )

@@ -1,0 +1,117 @@
+"""What was busy around a step: switch port counters and host CPU, read before and after.
+
+The counters are read through the switch drivers (the same SSH CLI sessions validate uses),
+once at the start of a run and kept open; a switch that cannot be read turns into a note and a
+skipped check, never a failed measurement. CPU is ``/proc/stat`` of each host.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass, field
+
+from racfg.connection import ConnectionOverrides
+from racfg.errors import RacfgError
+from racfg.inventory.cluster import Cluster
+from racfg.smoke.errors import MeasurementError
+from racfg.smoke.remote import Fleet
+from racfg.switches.parsers.counters import PortCounters, parse_counters
+
+Snapshot = dict[tuple[str, str], PortCounters]  # (switch, canonical port) -> counters
+
+
+class SwitchCounters:
+    """Open sessions to the switches carrying the measured links; ``snapshot`` reads every port."""
+
+    def __init__(self, cluster: Cluster, overrides: ConnectionOverrides, switches: set[str]) -> None:
+        self.cluster = cluster
+        self.overrides = overrides
+        self.wanted = sorted(switches)
+        self.sessions: dict[str, object] = {}
+        self.problem: str | None = None
+
+    def open(self) -> None:
+        from racfg.switches import SwitchSession, SwitchTarget, resolve_password
+
+        problems = []
+        for name in self.wanted:
+            sw = self.cluster.switches[name]
+            try:
+                password = self.overrides.switch_passwords.get(name) or resolve_password(
+                    sw.spec.credentials.model_dump(), site=self.cluster.name, name=name)
+                session = SwitchSession(SwitchTarget(name, sw.platform, sw.spec.mgmt, sw.spec.ssh_port,
+                                                     sw.spec.credentials.username, password))
+                session.open()
+                self.sessions[name] = session
+            except RacfgError as exc:
+                problems.append(str(exc))
+        if problems:
+            self.problem = "; ".join(problems)
+
+    def snapshot(self) -> Snapshot:
+        out: Snapshot = {}
+        for name, session in list(self.sessions.items()):
+            try:
+                raw = session.show(session.driver.show["interfaces"])  # type: ignore[attr-defined]
+                for port, counters in parse_counters(session.target.platform, raw).items():  # type: ignore[attr-defined]
+                    out[(name, port)] = counters
+            except (RacfgError, ValueError, OSError, EOFError) as exc:
+                self.problem = f"switch {name}: counters could not be read ({exc})"
+                self.sessions.pop(name, None)
+        return out
+
+    def close(self) -> None:
+        for session in self.sessions.values():
+            with contextlib.suppress(Exception):
+                session.close()  # type: ignore[attr-defined]
+        self.sessions.clear()
+
+
+def cpu_times(fleet: Fleet, hosts: list[str]) -> dict[str, tuple[int, int]]:
+    """(busy, total) jiffies per host from the first line of /proc/stat."""
+    out = {}
+    for host in hosts:
+        with contextlib.suppress(MeasurementError):
+            fields = [int(x) for x in fleet[host].run("head -1 /proc/stat", timeout=10).stdout.split()[1:]]
+            idle = fields[3] + (fields[4] if len(fields) > 4 else 0)
+            out[host] = (sum(fields) - idle, sum(fields))
+    return out
+
+
+@dataclass
+class StepProbe:
+    """Counters and CPU before and after one load; the growth is what the load did."""
+
+    counters_before: Snapshot = field(default_factory=dict)
+    counters_after: Snapshot = field(default_factory=dict)
+    cpu_before: dict[str, tuple[int, int]] = field(default_factory=dict)
+    cpu_after: dict[str, tuple[int, int]] = field(default_factory=dict)
+
+    def port_growth(self) -> Snapshot:
+        return {key: after.minus(self.counters_before[key]) for key, after in self.counters_after.items()
+                if key in self.counters_before}
+
+    def cpu_busy(self) -> dict[str, float]:
+        """Busy share of all CPUs per host during the load (0..1)."""
+        out = {}
+        for host, (busy, total) in self.cpu_after.items():
+            if host in self.cpu_before and total > self.cpu_before[host][1]:
+                out[host] = (busy - self.cpu_before[host][0]) / (total - self.cpu_before[host][1])
+        return out
+
+
+class Probes:
+    """Both probes together, for the run: ``before()`` / ``after(probe)`` around each load."""
+
+    def __init__(self, fleet: Fleet, switches: SwitchCounters, hosts: list[str]) -> None:
+        self.fleet = fleet
+        self.switches = switches
+        self.hosts = hosts
+
+    def before(self) -> StepProbe:
+        return StepProbe(counters_before=self.switches.snapshot(), cpu_before=cpu_times(self.fleet, self.hosts))
+
+    def after(self, probe: StepProbe) -> StepProbe:
+        probe.cpu_after = cpu_times(self.fleet, self.hosts)
+        probe.counters_after = self.switches.snapshot()
+        return probe

@@ -1,0 +1,160 @@
+"""TCP load with iperf3: servers on the storage hosts, clients on the dgx hosts, all at once.
+
+A load is a set of flows (one iperf3 client process each, on its own server port); a link is
+filled by several processes because iperf3 before 3.16 is single-threaded. ``read`` runs the
+clients with ``-R`` (the storage hosts send, as a client reads from storage), ``write`` without.
+Each figure is what the receiving side counted over the measured seconds, warm-up omitted.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from racfg.smoke.errors import MeasurementError, ParseError
+from racfg.smoke.iperf3_output import Iperf3Result, parse_iperf3
+from racfg.smoke.plan import Link, SmokePlan
+from racfg.smoke.remote import Fleet, RemoteProcess
+
+BASE_PORT = 5301
+LISTEN_TIMEOUT = 10.0
+START_SLACK_S = 20  # on top of omit + duration: connection setup, the end exchange
+
+
+@dataclass(frozen=True)
+class Flow:
+    client: Link
+    server: Link
+    port: int
+
+
+@dataclass
+class FlowResult:
+    flow: Flow
+    result: Iperf3Result | None
+    error: str | None = None
+
+    @property
+    def bits_per_second(self) -> float:
+        return self.result.bits_per_second if self.result else 0.0
+
+
+@dataclass
+class LoadResult:
+    direction: str
+    flows: list[FlowResult]
+    seconds: float
+
+    def per_client_link(self) -> dict[str, float]:
+        out: dict[str, float] = defaultdict(float)
+        for fr in self.flows:
+            out[fr.flow.client.key] += fr.bits_per_second
+        return dict(out)
+
+    def per_client_host(self) -> dict[str, float]:
+        out: dict[str, float] = defaultdict(float)
+        for fr in self.flows:
+            out[fr.flow.client.host] += fr.bits_per_second
+        return dict(out)
+
+    def per_server_link(self) -> dict[str, float]:
+        out: dict[str, float] = defaultdict(float)
+        for fr in self.flows:
+            out[fr.flow.server.key] += fr.bits_per_second
+        return dict(out)
+
+    @property
+    def total(self) -> float:
+        return sum(fr.bits_per_second for fr in self.flows)
+
+    @property
+    def errors(self) -> list[str]:
+        return [f"{fr.flow.client.host} <- {fr.flow.server.host}:{fr.flow.port}: {fr.error}"
+                for fr in self.flows if fr.error]
+
+    def process_cpu(self) -> dict[str, float]:
+        """Highest iperf3 process CPU (percent of a core, local side) per client host."""
+        out: dict[str, float] = {}
+        for fr in self.flows:
+            if fr.result and fr.result.cpu_percent is not None:
+                host = fr.flow.client.host
+                out[host] = max(out.get(host, 0.0), fr.result.cpu_percent)
+        return out
+
+
+def plan_flows(plan: SmokePlan, clients: Sequence[Link]) -> list[Flow]:
+    """Spread each client link's processes round-robin over its storage targets, one port each."""
+    next_port: dict[str, int] = defaultdict(lambda: BASE_PORT)
+    flows = []
+    for offset, client in enumerate(clients):  # each client starts on the next storage host: the load spreads
+        targets = plan.targets_for(client)
+        for i in range(plan.processes_for(client)):
+            server = targets[(i + offset) % len(targets)]
+            flows.append(Flow(client, server, next_port[server.host]))
+            next_port[server.host] += 1
+    return flows
+
+
+def _wait_listening(fleet: Fleet, ports: dict[str, set[int]]) -> None:
+    deadline = time.monotonic() + LISTEN_TIMEOUT
+    for host, wanted in ports.items():
+        while True:
+            out = fleet[host].run("ss -Hltn", timeout=10).stdout
+            listening = {int(line.split()[3].rsplit(":", 1)[1]) for line in out.splitlines() if len(line.split()) > 3}
+            if wanted <= listening:
+                break
+            if time.monotonic() > deadline:
+                missing = ", ".join(str(p) for p in sorted(wanted - listening))
+                raise MeasurementError(f"{host}: iperf3 servers did not listen on ports {missing}")
+            time.sleep(0.05)
+
+
+def run_load(fleet: Fleet, flows: Sequence[Flow], direction: str, duration_s: int, omit_s: int) -> LoadResult:
+    """Run every flow at once; returns what each one measured. Remote processes end in any case."""
+    bound = omit_s + duration_s + START_SLACK_S
+    started = time.monotonic()
+    servers: list[RemoteProcess] = []
+    clients: list[tuple[Flow, RemoteProcess]] = []
+    try:
+        ports: dict[str, set[int]] = defaultdict(set)
+        for flow in flows:
+            servers.append(fleet[flow.server.host].start(
+                ["iperf3", "-s", "-1", "-p", str(flow.port), "-B", flow.server.ip], bound))
+            ports[flow.server.host].add(flow.port)
+        for proc in servers:
+            proc.started()
+        _wait_listening(fleet, ports)
+        for flow in flows:
+            argv = ["iperf3", "-c", flow.server.ip, "-p", str(flow.port), "-B", flow.client.ip, "-t", str(duration_s),
+                    "-O", str(omit_s), "-J", "--connect-timeout", "3000"]
+            if direction == "read":
+                argv.append("-R")
+            clients.append((flow, fleet[flow.client.host].start(argv, bound)))
+        for _, proc in clients:
+            proc.started()
+        results = []
+        for flow, proc in clients:
+            done = proc.wait()
+            try:
+                parsed = parse_iperf3(done.stdout)
+                results.append(FlowResult(flow, parsed, parsed.error))
+            except ParseError as exc:
+                detail = done.stderr.strip().splitlines()[-1] if done.stderr.strip() else str(exc)
+                results.append(FlowResult(flow, None, detail))
+        for proc in servers:
+            proc.wait()
+        return LoadResult(direction, results, time.monotonic() - started)
+    finally:
+        stop_unfinished([*servers, *(p for _, p in clients)])
+
+
+def stop_unfinished(processes: Sequence[RemoteProcess]) -> None:
+    """Kill, host by host in one command each, the processes that have not been collected."""
+    by_host: dict[str, list[RemoteProcess]] = defaultdict(list)
+    for proc in processes:
+        if not proc.channel.closed:
+            by_host[proc.host.name].append(proc)
+    for procs in by_host.values():
+        procs[0].host.kill([p.pid for p in procs if p.pid])

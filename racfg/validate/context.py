@@ -1,0 +1,233 @@
+"""Everything a validation session knows before it checks anything.
+
+The validators are parametrised from the **rendered** inventory (``racfg render`` output:
+``hosts.yml``, ``group_vars/all.yml``, ``host_vars/*.yml``), so a person can run
+``pytest validators/ --rendered DIR`` by hand and get the same checks ``racfg validate`` runs.
+``racfg validate`` builds this context itself (with the provider's connection overrides) and
+hands it to pytest as a plugin; a hand-run session builds it from the command-line options.
+"""
+
+from __future__ import annotations
+
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from racfg.connection import NO_OVERRIDES, ConnectionOverrides
+from racfg.validate.analysis import CableEnd, CablingVerdict, NicJumbo, cabling_verdicts, jumbo_verdicts
+from racfg.validate.probe import HostProbe, PingPath, host_commands, ping_paths, run_probe
+from racfg.validate.transport import SshEndpoint, connect
+
+
+class ContextPlugin:
+    """Carries a prepared context into a pytest session (``pytest.main(plugins=[...])``)."""
+
+    def __init__(self, context: ValidateContext) -> None:
+        self.racfg_context = context
+
+
+def find_context(config: Any) -> ValidateContext | None:
+    for plugin in config.pluginmanager.get_plugins():
+        if isinstance(plugin, ContextPlugin):
+            return plugin.racfg_context
+    return None
+
+
+def _load_yaml(path: Path) -> Any:
+    return yaml.safe_load(path.read_text(encoding="utf-8")) if path.is_file() else None
+
+
+@dataclass
+class RenderedSite:
+    """The rendered inventory, as plain dicts."""
+
+    group_vars: dict[str, Any]
+    hosts: dict[str, dict[str, Any]]  # cluster hosts: name -> host_vars
+    switches: dict[str, dict[str, Any]]  # name -> host_vars (racfg_switch, racfg_switch_ports)
+
+    @classmethod
+    def load(cls, directory: Path) -> RenderedSite:
+        tree = _load_yaml(directory / "hosts.yml")
+        if not isinstance(tree, dict):
+            raise FileNotFoundError(f"{directory}/hosts.yml: not a rendered racfg inventory (racfg render --out DIR)")
+        groups = tree["all"]["children"]
+        cluster_groups = groups.get("cluster", {}).get("children", {})
+        names = [n for g in cluster_groups.values() for n in (g.get("hosts") or {})]
+        switches = list(groups.get("switches", {}).get("hosts") or {})
+        host_vars = {n: _load_yaml(directory / "host_vars" / f"{n}.yml") or {} for n in [*names, *switches]}
+        return cls(
+            group_vars=_load_yaml(directory / "group_vars" / "all.yml") or {},
+            hosts={n: host_vars[n] for n in names},
+            switches={n: host_vars[n] for n in switches},
+        )
+
+
+@dataclass
+class ValidateContext:
+    """The site to check, how to reach it, what to check, and the caches the checks share."""
+
+    site: RenderedSite
+    inventory_display: str = "SITE.yaml"
+    overrides: ConnectionOverrides = NO_OVERRIDES
+    hosts_selected: list[str] | None = None  # None: every host
+    switches_selected: list[str] | None = None
+    on_progress: Any = None  # callable(target, status) for a live view
+    _probes: dict[str, HostProbe] | None = None
+    _jumbo: tuple[list[PingPath], dict[tuple[str, str], NicJumbo]] | None = None
+    _cabling: dict[tuple[str, str], CablingVerdict] | None = None
+    _switch_facts: dict[str, Any] | None = None
+    _probe_lock: threading.Lock = field(default_factory=threading.Lock)
+    _switch_lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @property
+    def site_name(self) -> str:
+        return str(self.site.group_vars.get("racfg_site", "site"))
+
+    def host_vars(self, name: str) -> dict[str, Any]:
+        """A host's variables, with the provider's overlay (e.g. the lab's ``racfg_gpu_required``)."""
+        return {**self.site.hosts[name], **self.overrides.host_vars}
+
+    @property
+    def host_names(self) -> list[str]:
+        names = list(self.site.hosts)
+        return [n for n in names if self.hosts_selected is None or n in self.hosts_selected]
+
+    @property
+    def switch_names(self) -> list[str]:
+        names = list(self.site.switches)
+        return [n for n in names if self.switches_selected is None or n in self.switches_selected]
+
+    def endpoint(self, name: str) -> SshEndpoint:
+        hv = self.site.hosts[name]
+        return SshEndpoint(
+            name=name, address=str(hv.get("ansible_host", name)), user=str(hv.get("ansible_user") or "root"),
+            port=int(hv.get("ansible_port") or 22),
+            key_file=self.overrides.ssh_key_for(hv.get("ansible_ssh_private_key_file")),
+            known_hosts=str(self.overrides.known_hosts) if self.overrides.known_hosts else None,
+        )
+
+    def sysctl_expected(self, name: str) -> dict[str, str]:
+        from racfg.validate.expectations import sysctl_settings
+
+        return sysctl_settings(self.site.group_vars, self.host_vars(name))
+
+    def ping_paths(self) -> list[PingPath]:
+        return [p for p in ping_paths(self.site.hosts) if p.src_host in self.host_names
+                and p.dst_host in self.host_names]
+
+    def probes(self) -> dict[str, HostProbe]:
+        """Every selected host's probe, all hosts at once (one thread and one connection each)."""
+        with self._probe_lock:
+            if self._probes is None:
+                self._probes = self._run_probes()
+            return self._probes
+
+    def _run_probes(self) -> dict[str, HostProbe]:
+        paths = self.ping_paths()
+
+        def one(name: str) -> HostProbe:
+            hv = self.host_vars(name)
+            commands = host_commands(hv, self.site.group_vars, sorted(self.sysctl_expected(name)))
+            host = connect(self.endpoint(name))
+            try:
+                probe = run_probe(host, name, commands, [p for p in paths if p.src_host == name])
+            finally:
+                host.backend.close()
+            if self.on_progress:
+                self.on_progress(name, "error" if probe.error else "probed")
+            return probe
+
+        names = self.host_names
+        if not names:
+            return {}
+        with ThreadPoolExecutor(max_workers=min(32, len(names))) as pool:
+            return dict(zip(names, pool.map(one, names), strict=True))
+
+    def prefetch(self) -> None:
+        """Read hosts and switches at the same time, before the first check asks for either."""
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            for future in [pool.submit(self.probes), pool.submit(self.switch_facts)]:
+                future.result()
+
+    def switch_facts(self) -> dict[str, Any]:
+        """name -> SwitchFacts, or the exception that kept it from being read."""
+        with self._switch_lock:
+            if self._switch_facts is None:
+                self._switch_facts = self._read_switches()
+            return self._switch_facts
+
+    def _read_switches(self) -> dict[str, Any]:
+        from racfg.errors import RacfgError
+        from racfg.switches import SwitchTarget, read_facts, resolve_password
+
+        def one(name: str) -> Any:
+            spec = self.site.switches[name]["racfg_switch"]
+            try:
+                password = resolve_password(spec.get("credentials", {}), site=self.site_name, name=name,
+                                            overrides=self.overrides)
+                facts: Any = read_facts(SwitchTarget.from_vars(spec, password))
+            except RacfgError as exc:
+                facts = exc
+            if self.on_progress:
+                self.on_progress(name, "error" if isinstance(facts, Exception) else "probed")
+            return facts
+
+        names = self.switch_names
+        if not names:
+            return {}
+        with ThreadPoolExecutor(max_workers=min(16, len(names))) as pool:
+            return dict(zip(names, pool.map(one, names), strict=True))
+
+    # --- cluster-wide readings (computed once, after the probes) -------------------------------
+    def jumbo(self) -> tuple[list[PingPath], dict[tuple[str, str], NicJumbo]]:
+        """The jumbo-frame matrix and its per-NIC verdicts (see racfg.validate.analysis)."""
+        if self._jumbo is None:
+            paths = self.ping_paths()
+            passed: dict[str, bool | None] = {}
+            for probe in self.probes().values():
+                passed.update(probe.pings)
+            self._jumbo = (paths, jumbo_verdicts(paths, passed))
+        return self._jumbo
+
+    def cabling(self) -> dict[tuple[str, str], CablingVerdict]:
+        """Both ends' LLDP against the cabling plan, keyed by (switch, canonical port)."""
+        if self._cabling is None:
+            self._cabling = self._read_cabling()
+        return self._cabling
+
+    def _read_cabling(self) -> dict[tuple[str, str], CablingVerdict]:
+        from racfg.hostfacts.errors import ParseError
+        from racfg.hostfacts.lldp import parse_lldp_neighbors
+        from racfg.switches.ports import canonical_port
+
+        cables, platforms = [], {}
+        for name in self.switch_names:
+            sv = self.site.switches[name]
+            platforms[name] = str(sv["racfg_switch"]["platform"])
+            cables += [CableEnd(name, p["port"], p["host"], p["nic"]) for p in sv.get("racfg_switch_ports", [])]
+        switch_lldp = {}
+        for name, facts in self.switch_facts().items():
+            if not isinstance(facts, Exception):
+                for port, neighbour in facts.lldp.items():
+                    switch_lldp[(name, port)] = (neighbour.system_name, neighbour.port)
+        host_lldp = {}
+        for host, probe in self.probes().items():
+            section = probe.get("lldp")
+            if probe.error or section is None or not section.ok:
+                continue
+            try:
+                heard = parse_lldp_neighbors(section.out)
+            except ParseError:
+                continue
+            for ifname, neighbours in heard.items():
+                for neighbour in neighbours[:1]:
+                    system = neighbour.system_name or neighbour.chassis_id or "?"
+                    port_id = neighbour.port_id or neighbour.port_description or "?"
+                    platform = platforms.get(system)
+                    port = (canonical_port(platform, port_id) if platform else None) or port_id
+                    host_lldp[(host, ifname)] = (system, port)
+        return cabling_verdicts(cables, switch_lldp, host_lldp)

@@ -1,0 +1,209 @@
+"""What validate reads from each host, in one round trip per host.
+
+Every host check needs a handful of command outputs (``ip -j addr``, ``sysctl``, ``lsblk`` ...).
+Running them one SSH command at a time costs a round trip each; a 17-host site with a jumbo-frame
+matrix would spend its time waiting. So the commands a host's checks need are derived from the
+rendered inventory, run as one script over the host's single connection (all hosts at once, one
+thread each), and the validators read the captured sections. The pings of the jumbo matrix run in
+parallel on their source host inside the same script.
+"""
+
+from __future__ import annotations
+
+import shlex
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+MARK = "@@racfg-probe@@"
+
+
+@dataclass(frozen=True)
+class Section:
+    """One command's exit code and output (stdout and stderr together)."""
+
+    rc: int
+    out: str
+
+    @property
+    def ok(self) -> bool:
+        return self.rc == 0
+
+    @property
+    def missing(self) -> bool:
+        """The tool is not installed (rc 127, or the shell's "not found")."""
+        first = self.out.strip().splitlines()[0] if self.out.strip() else ""
+        return self.rc == 127 or first.endswith("not found")
+
+
+@dataclass(frozen=True)
+class PingPath:
+    """One jumbo-frame path: from a host's data NIC to another host's data NIC address."""
+
+    src_host: str
+    src_nic: str
+    dst_host: str
+    dst_nic: str
+    dst_addr: str
+    size: int  # ICMP payload: MTU - 28 (20 IP + 8 ICMP header)
+
+    @property
+    def label(self) -> str:
+        return f"{self.src_host}:{self.src_nic}->{self.dst_host}:{self.dst_nic}"
+
+
+@dataclass
+class HostProbe:
+    """The captured sections of one host, or why they could not be read."""
+
+    name: str
+    sections: dict[str, Section] = field(default_factory=dict)
+    pings: dict[str, bool] = field(default_factory=dict)  # PingPath.label -> passed
+    error: str | None = None
+    seconds: float = 0.0
+
+    def get(self, key: str) -> Section | None:
+        return self.sections.get(key)
+
+    def section(self, key: str, *, allow_fail: bool = False) -> Section:
+        """A captured section; a command that failed makes the check an error, not a verdict."""
+        result = self.sections.get(key)
+        if result is None:
+            raise LookupError(f"{self.name}: nothing captured for {key}")
+        if not result.ok and not allow_fail:
+            raise RuntimeError(f"{self.name}: {key} failed (rc {result.rc}): {result.out.strip()[:200]}")
+        return result
+
+
+def ping_paths(hosts: dict[str, dict[str, Any]]) -> list[PingPath]:
+    """Every dgx data NIC to every storage data NIC, and storage to storage (Weka backends talk
+    to each other), between NICs of one subnet, at the smaller of the two NICs' MTUs."""
+    import ipaddress
+
+    paths = []
+    for src, svars in sorted(hosts.items()):
+        for dst, dvars in sorted(hosts.items()):
+            if src == dst or dvars.get("racfg_role") != "storage":
+                continue
+            for snic in svars.get("racfg_nics", []):
+                s_if = ipaddress.ip_interface(snic["address"])
+                for dnic in dvars.get("racfg_nics", []):
+                    d_if = ipaddress.ip_interface(dnic["address"])
+                    if d_if.ip in s_if.network:
+                        size = min(int(snic["mtu"]), int(dnic["mtu"])) - 28
+                        paths.append(PingPath(src, snic["name"], dst, dnic["name"], str(d_if.ip), size))
+    return paths
+
+
+def host_commands(hv: dict[str, Any], gv: dict[str, Any], sysctl_keys: list[str]) -> dict[str, str]:
+    """The read-only commands one host's checks need, keyed by section name."""
+    cmds: dict[str, str] = {
+        "hostname": "hostname",
+        "os_release": "cat /etc/os-release",
+        "kernel": "uname -r",
+        "ip_addr": "ip -j addr show",
+        "sysctl_file": "cat /etc/sysctl.d/90-racfg.conf",
+        "governor": "cat /sys/devices/system/cpu/cpu*/cpufreq/scaling_governor 2>/dev/null | sort | uniq -c",
+        "chrony_active": "systemctl is-active chrony",
+        "chrony_tracking": "chronyc -n tracking",
+        "lldp": "lldpcli -f json show neighbors",
+        "ofed_info": "ofed_info -s",
+        "dpkg": "dpkg-query -W -f='${db:Status-Abbrev}\\t${Package}\\t${Version}\\n'",
+        "rdma_devices": "ls /sys/class/infiniband",
+        "ibv_devinfo": "ibv_devinfo",
+    }
+    if sysctl_keys:
+        loop = " ".join(shlex.quote(k) for k in sysctl_keys)
+        cmds["sysctl_live"] = (
+            f"for k in {loop}; do p=/proc/sys/$(echo \"$k\" | tr . /); "
+            "if [ -w \"$p\" ]; then w=rw; else w=ro; fi; "
+            "printf '%s\\t%s\\t%s\\n' \"$k\" \"$w\" \"$(cat \"$p\" 2>&1 | tr '\\t' ' ')\"; done"
+        )
+    infiniband = (gv.get("racfg_fabric") or {}).get("type") == "infiniband"
+    for nic in hv.get("racfg_nics", []):
+        name = shlex.quote(nic["name"])
+        cmds[f"ethtool_i:{nic['name']}"] = f"ethtool -i {name}"
+        cmds[f"ethtool:{nic['name']}"] = f"ethtool {name}"
+        if infiniband:
+            cmds[f"ipoib_mode:{nic['name']}"] = f"cat /sys/class/net/{name}/mode"
+    role = hv.get("racfg_role")
+    if role == "storage":
+        cmds["lsblk"] = "lsblk -J -b -o NAME,PATH,TYPE,SIZE,MODEL,SERIAL"
+        for drive in hv.get("racfg_drives", []):
+            path = shlex.quote(drive["path"])
+            lsblk = f"lsblk -J -b -d -o NAME,PATH,TYPE,SIZE,MODEL,SERIAL {path}"
+            cmds[f"drive:{drive['path']}"] = f"test -b {path} && {lsblk}"
+    if role == "dgx":
+        cmds["nvidia_smi"] = "nvidia-smi -q -x"
+        cmds["nvlink"] = "nvidia-smi nvlink --status"
+    weka = gv.get("racfg_weka")
+    if weka:
+        cmds["weka_status"] = "weka status"
+        cmds["weka_hosts"] = "weka cluster container 2>/dev/null || weka cluster host -v"
+        cmds["weka_drives"] = "weka cluster drive"
+        cmds["weka_fs"] = "weka fs"
+        cmds["mounts"] = "cat /proc/mounts"
+    return cmds
+
+
+def script(commands: dict[str, str], pings: list[PingPath]) -> str:
+    """One POSIX shell script printing every section between markers; pings run in parallel."""
+    lines = ["export LC_ALL=C PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"]
+    for key, command in commands.items():
+        lines.append(f"echo '{MARK} begin {key}'")
+        lines.append(f"( {command} ) </dev/null 2>&1")
+        lines.append(f"echo \"{MARK} rc $?\"")
+    if pings:
+        lines.append(f"echo '{MARK} begin pings'")
+        lines.append("( ")
+        for i, p in enumerate(pings):
+            ping = (f"ping -n -q -M do -s {p.size} -c 3 -i 0.2 -W 2 -I {shlex.quote(p.src_nic)} "
+                    f"{shlex.quote(p.dst_addr)} >/dev/null 2>&1")
+            lines.append(f"  ( {ping}; echo \"{i} $?\" ) &")
+        lines.append("  wait )")
+        lines.append(f"echo \"{MARK} rc 0\"")
+    return "\n".join(lines) + "\n"
+
+
+def parse_output(text: str) -> dict[str, Section]:
+    sections: dict[str, Section] = {}
+    key: str | None = None
+    buf: list[str] = []
+    for line in text.splitlines():
+        if line.startswith(f"{MARK} begin "):
+            key, buf = line[len(MARK) + 7:], []
+        elif line.startswith(f"{MARK} rc ") and key is not None:
+            rc_text = line[len(MARK) + 4:].strip()
+            sections[key] = Section(int(rc_text) if rc_text.lstrip("-").isdigit() else -1, "\n".join(buf))
+            key = None
+        elif key is not None:
+            buf.append(line)
+    return sections
+
+
+def run_probe(host: Any, name: str, commands: dict[str, str], pings: list[PingPath]) -> HostProbe:
+    """Run the script on ``host`` (a testinfra Host); connection problems become ``error``."""
+    start = time.monotonic()
+    probe = HostProbe(name)
+    try:
+        result = host.run(script(commands, pings))
+    except Exception as exc:  # paramiko/socket errors: the host's checks become errors, not a crash
+        probe.error = f"cannot reach {name} over SSH: {_reason(exc)}"
+        probe.seconds = time.monotonic() - start
+        return probe
+    probe.sections = parse_output(result.stdout)
+    missing = [k for k in commands if k not in probe.sections]
+    if missing:
+        probe.error = f"probe output of {name} incomplete (missing {', '.join(missing[:3])}; rc {result.rc})"
+    ping_section = probe.sections.get("pings")
+    for line in ping_section.out.splitlines() if ping_section else []:
+        index, _, rc = line.partition(" ")
+        if index.isdigit() and int(index) < len(pings):
+            probe.pings[pings[int(index)].label] = rc.strip() == "0"
+    probe.seconds = time.monotonic() - start
+    return probe
+
+
+def _reason(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__

@@ -1,0 +1,122 @@
+"""`racfg validate`: render the site, run validators/ through pytest's API, fold the results.
+
+The rendered inventory is written into the run record (``.racfg/runs/<ts>-validate/inventory``)
+and is what the validators are parametrised from, so a person can re-run exactly those checks
+with ``pytest validators/ --rendered .racfg/runs/<ts>-validate/inventory``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fnmatch
+import io
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+from racfg.connection import NO_OVERRIDES, ConnectionOverrides
+from racfg.errors import UsageError
+from racfg.inventory import Cluster
+from racfg.paths import validators_dir
+from racfg.render import write_rendered
+from racfg.results import Report, Result
+from racfg.runs import RunRecord
+from racfg.validate.collector import ResultCollector, check_id
+from racfg.validate.context import ContextPlugin, RenderedSite, ValidateContext
+
+CATEGORIES = ("system", "network", "fabric", "tuning", "packages", "rdma", "storage", "gpu", "weka",
+              "consistency", "switches")
+
+
+@dataclass
+class ValidateOptions:
+    limit: str | None = None  # hosts, switches or groups (dgx, storage, switches), comma separated
+    checks: list[str] = field(default_factory=list)  # globs on check ids
+    categories: list[str] = field(default_factory=list)
+
+
+def select(cluster: Cluster, limit: str | None) -> tuple[list[str] | None, list[str] | None]:
+    """--limit as Ansible reads it (names and groups, comma or colon separated) -> hosts, switches."""
+    if not limit:
+        return None, None
+    tokens = {t.strip() for part in limit.split(",") for t in part.split(":")} - {""}
+    hosts, switches = [], []
+    for token in sorted(tokens):
+        matched = False
+        for h in cluster.hosts:
+            if token in ("all", "cluster", h.role) or fnmatch.fnmatch(h.name, token):
+                hosts.append(h.name)
+                matched = True
+        for name in cluster.switches:
+            if token in ("all", "switches") or fnmatch.fnmatch(name, token):
+                switches.append(name)
+                matched = True
+        if not matched:
+            raise UsageError(f"--limit {token}: no host, switch or group of site {cluster.name} matches",
+                             hint="groups: dgx, storage, cluster, switches, all")
+    return sorted(set(hosts)), sorted(set(switches))
+
+
+class _Filter:
+    """Deselects items by --check globs and --category before they run."""
+
+    def __init__(self, options: ValidateOptions) -> None:
+        self.options = options
+
+    def pytest_collection_modifyitems(self, config: pytest.Config, items: list[pytest.Item]) -> None:
+        keep, drop = [], []
+        for item in items:
+            _, cid, category = check_id(item)
+            ok = (not self.options.categories or category in self.options.categories) and (
+                not self.options.checks or any(fnmatch.fnmatch(cid, g) for g in self.options.checks))
+            (keep if ok else drop).append(item)
+        if drop:
+            config.hook.pytest_deselected(items=drop)
+            items[:] = keep
+
+
+def run_checks(ctx: ValidateContext, options: ValidateOptions,
+               on_result: Callable[[Result], None] | None = None) -> list[Result]:
+    """Run validators/ with a prepared context through pytest's API; one Result per check."""
+    collector = ResultCollector(on_result)
+    vdir = validators_dir()
+    args = [str(vdir), "-c", str(vdir / "pytest.ini"), "--rootdir", str(vdir), "-p", "no:terminal",
+            "-p", "no:cacheprovider"]
+    sink = io.StringIO()
+    with contextlib.redirect_stdout(sink):
+        code = pytest.main(args, plugins=[ContextPlugin(ctx), collector, _Filter(options)])
+    if code not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED, pytest.ExitCode.NO_TESTS_COLLECTED):
+        raise RuntimeError(f"the validators did not run (pytest exit {int(code)}): {sink.getvalue().strip()[-500:]}")
+    return collector.results
+
+
+def run_validate(cluster: Cluster, options: ValidateOptions, overrides: ConnectionOverrides = NO_OVERRIDES, *,
+                 on_result: Callable[[Result], None] | None = None,
+                 on_progress: Callable[[str, str], None] | None = None) -> tuple[Report, RunRecord]:
+    """Run every selected check; returns the report (also kept in the run record)."""
+    for category in options.categories:
+        if category not in CATEGORIES:
+            raise UsageError(f"--category {category}: unknown", hint="categories: " + ", ".join(CATEGORIES))
+    hosts, switches = select(cluster, options.limit)
+    start = time.monotonic()
+    record = RunRecord.create("validate")
+    rendered = record.path / "inventory"
+    write_rendered(cluster, rendered)
+    ctx = ValidateContext(RenderedSite.load(rendered), inventory_display=cluster.display, overrides=overrides,
+                          hosts_selected=hosts, switches_selected=switches, on_progress=on_progress)
+    results = run_checks(ctx, options, on_result)
+    report = Report("validate", cluster.name, results, elapsed=time.monotonic() - start,
+                    meta=_meta(cluster, record, overrides, options))
+    if overrides.substitutions:
+        report.notes += [f"{overrides.provider}: {s}" for s in overrides.substitutions]
+    record.write_json("results.json", report.as_dict())
+    return report, record
+
+
+def _meta(cluster: Cluster, record: RunRecord, overrides: ConnectionOverrides,
+          options: ValidateOptions) -> dict[str, Any]:
+    return {"inventory": cluster.display, "run": str(record.path), "provider": overrides.provider or None,
+            "limit": options.limit, "checks": options.checks or None, "categories": options.categories or None}

@@ -1,0 +1,55 @@
+"""chronyc tracking and timedatectl status recordings."""
+
+from __future__ import annotations
+
+import pytest
+
+from racfg.hostfacts.chrony import parse_chronyc_tracking, parse_timedatectl_status
+
+
+@pytest.mark.parametrize(
+    ("fixture", "ref_id", "ref_name", "stratum", "offset", "leap"),
+    [
+        ("chronyc-tracking_datakit-test.txt", "CA760182", "202.118.1.130", 2, 0.0, "Normal"),
+        ("chronyc-tracking_hostname-refid_fast-offset_scale-network-PR-121.txt", "B280042C", "ntp1.bytestacker.com",
+         3, 0.000260112, "Normal"),  # "fast": the system clock is ahead
+        ("chronyc-tracking_openSUSE-Leap15_rockstor-issue-2098.txt", "55C7D664", "85.199.214.100", 2, -0.000052616,
+         "Normal"),
+    ],
+)
+def test_chronyc_tracking(read, fixture, ref_id, ref_name, stratum, offset, leap):
+    tracking = parse_chronyc_tracking(read(fixture))
+    assert (tracking.reference_id, tracking.reference_name, tracking.stratum, tracking.leap_status) == (
+        ref_id, ref_name, stratum, leap)
+    assert tracking.offset_seconds == pytest.approx(offset, abs=1e-12)
+    assert tracking.synchronised
+
+
+def test_chronyc_tracking_not_synchronised(read):
+    # The datakit recording with the three lines chronyd prints before it has selected a source.
+    text = (read("chronyc-tracking_datakit-test.txt")
+            .replace("CA760182 (202.118.1.130)", "00000000 ()")
+            .replace("Stratum         : 2", "Stratum         : 0")
+            .replace("Leap status     : Normal", "Leap status     : Not synchronised"))
+    tracking = parse_chronyc_tracking(text)
+    assert (tracking.reference_id, tracking.reference_name, tracking.stratum) == ("00000000", None, 0)
+    assert not tracking.synchronised
+
+
+@pytest.mark.parametrize(
+    ("fixture", "synchronized", "service", "zone", "rtc_local"),
+    [
+        ("timedatectl-status_ubuntu-18.04_jc-fixture.txt", True, "yes", "Etc/UTC (UTC, +0000)", False),
+        ("timedatectl-status_rtc-local-warning_jc-fixture.txt", True, "active", "Europe/Athens (EET, +0200)", True),
+    ],
+)
+def test_timedatectl_status(read, fixture, synchronized, service, zone, rtc_local):
+    status = parse_timedatectl_status(read(fixture))
+    assert (status.synchronized, status.ntp_service, status.time_zone, status.rtc_in_local_tz) == (
+        synchronized, service, zone, rtc_local)
+
+
+def test_timedatectl_not_synchronized(read):
+    text = read("timedatectl-status_rtc-local-warning_jc-fixture.txt").replace(
+        "System clock synchronized: yes", "System clock synchronized: no")
+    assert parse_timedatectl_status(text).synchronized is False

@@ -1,0 +1,194 @@
+"""racfg smoke on its own lab (site smokelab): real iperf3/fio over shaped veth cables, real SSH.
+
+Clients are shaped at 250 Mbit/s, storage at 500 Mbit/s (both directions), low enough that the
+two shared CPU cores are not the limit. Faults (a storage side cut low, one client at half rate)
+are set with the lab API and restored in ``finally``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import yaml
+
+from racfg.cli.smoke_cmd import smoke_overrides
+from racfg.inventory import load_cluster
+from racfg.lab import api
+from racfg.lab.testing import LabHandle, running_lab
+from racfg.locking import site_lock
+from racfg.results import Report, Status
+from racfg.smoke.run import SmokeOptions, run_smoke
+from tests.smoke.labnet import configure_data_plane
+
+pytestmark = pytest.mark.lab
+
+HERE = Path(__file__).parent
+INVENTORY = HERE / "smokelab.yaml"
+RACFG = [sys.executable, "-m", "racfg"]
+ALL = frozenset({"links", "scaling", "storage", "rdma", "benchmark"})
+
+
+@pytest.fixture(scope="module")
+def lab() -> Iterator[LabHandle]:
+    with running_lab(INVENTORY) as handle:
+        configure_data_plane(handle)
+        yield handle
+
+
+@pytest.fixture
+def state_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("RACFG_STATE_DIR", str(tmp_path / "state"))
+    return tmp_path / "state"
+
+
+def measure(lab: LabHandle, out: Path, only: set[str], inventory: Path = INVENTORY,
+            hosts: list[str] | None = None) -> Report:
+    cluster = load_cluster(inventory)
+    out.mkdir(parents=True, exist_ok=True)
+    return run_smoke(cluster, smoke_overrides(cluster), SmokeOptions(hosts=hosts, skip=ALL - only), out)
+
+
+def by_check(report: Report) -> dict:
+    return {r.check: r for r in report.results}
+
+
+def remote_tools(lab: LabHandle) -> dict[str, str]:
+    """Any iperf3 or fio process on any lab host (name -> pgrep output)."""
+    found = {}
+    for host in lab.hosts():
+        out = lab.exec(host.name, ["pgrep", "-a", "-x", "iperf3|fio"], check=False).stdout.strip()
+        if out:
+            found[host.name] = out
+    return found
+
+
+def test_cli_run_saturates_every_link_scales_linearly_and_writes_its_reports(lab: LabHandle, state_dir: Path,
+                                                                              tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    proc = subprocess.run([*RACFG, "smoke", str(INVENTORY), "--skip", "rdma", "--format", "json", "--output",
+                           str(out)], capture_output=True, text=True, timeout=300)
+    report = Report.from_dict(json.loads(proc.stdout))
+    checks = by_check(report)
+    assert proc.returncode == 0, (proc.stderr[-2000:], [r.message for r in report.results if r.status != "pass"])
+    for host in ("smdgx01", "smdgx02", "smdgx03"):
+        for direction in ("read", "write"):
+            r = checks[f"link/{direction}/{host}:data0"]
+            assert r.status is Status.PASS
+            assert r.data["line_bps"] == 250_000_000 and r.data["rate_source"] == "lab shaper"
+            assert r.data["share_of_line"] >= 0.90
+            # at MTU 9000 TCP carries 99.3% of what the shaper passes: measured within a few % of it, never far above
+            assert 0.95 <= r.data["share_of_ceiling"] <= 1.02
+    assert checks["scaling/linear"].status is Status.PASS
+    assert checks["scaling/linear"].data["series"]["clients"] == [1, 2, 3]
+    assert checks["switch/counters"].status is Status.PASS
+    drive = checks["storage/drive/n2"]
+    assert drive.status is Status.SKIP and "drive-side" in drive.message and drive.data["seq_bytes_per_s"] > 0
+    for name in ("results.json", "report.md", "report.html", "links.png", "scaling.png"):
+        assert (out / name).stat().st_size > 0, name
+    assert "data:image/png;base64," in (out / "report.html").read_text()
+    record = Path(report.meta["run_record"])
+    assert (record / "results.json").is_file() and (record / "links.png").is_file()
+    compare = subprocess.run([*RACFG, "smoke", "--compare", str(record), str(record)], capture_output=True,
+                             text=True, timeout=60)
+    assert compare.returncode == 0 and "link.read.smdgx01:data0" in compare.stdout
+    assert remote_tools(lab) == {}
+
+
+def test_storage_links_cut_low_give_the_knee_and_name_them(lab: LabHandle, state_dir: Path, tmp_path: Path) -> None:
+    try:
+        for host in ("smstor01", "smstor02"):
+            api.set_link(lab.site, host, "data0", rate_mbit=150)
+        report = measure(lab, tmp_path, {"scaling"})
+    finally:
+        for host in ("smstor01", "smstor02"):
+            api.set_link(lab.site, host, "data0", rate_mbit=500)
+    linear = by_check(report)["scaling/linear"]
+    assert linear.status is Status.FAIL, linear.message
+    assert linear.data["knee"] == 2, linear.message
+    bottleneck = linear.data["bottleneck"]
+    assert bottleneck["kind"] == "storage-links", bottleneck
+    assert bottleneck["utilisation"] >= 0.90
+    assert set(bottleneck["items"]) == {"smstor01:data0", "smstor02:data0"}
+    assert "storage links saturated" in linear.message
+    assert report.exit_code() == 1
+
+
+def test_a_client_at_half_rate_is_named_as_an_outlier(lab: LabHandle, state_dir: Path, tmp_path: Path) -> None:
+    try:
+        api.set_link(lab.site, "smdgx02", "data0", rate_mbit=125)
+        report = measure(lab, tmp_path, {"links"}, hosts=["smdgx01", "smdgx02"])
+    finally:
+        api.set_link(lab.site, "smdgx02", "data0", rate_mbit=250)
+    checks = by_check(report)
+    for direction in ("read", "write"):
+        outlier = checks[f"outlier/{direction}/smdgx02:data0"]
+        assert outlier.status is Status.FAIL and "of the best link of its kind (smdgx01:data0" in outlier.message
+        assert outlier.data["share_of_best"] < 0.6
+    assert "outlier/read/smdgx01:data0" not in checks
+
+
+def test_user_benchmark_with_references(lab: LabHandle, state_dir: Path, tmp_path: Path) -> None:
+    script = (HERE / "fabric_read.py").read_text()
+    for host in lab.hosts():
+        api.lab_exec(lab.site, host.name, ["sh", "-c", "cat > /root/fabric_read.py"], input=script, check=True)
+    servers = {}
+    try:
+        for host in lab.hosts("storage"):
+            out = lab.ssh(host.name, "nohup timeout 60 python3 /root/fabric_read.py --serve --seconds 60 "
+                          ">/dev/null 2>&1 & echo $!").stdout.strip()
+            servers[host.name] = out
+        data = yaml.safe_load(INVENTORY.read_text())
+        data["acceptance"]["smoke"] = {"benchmark": {
+            "name": "fabric_read", "command": "python3 /root/fabric_read.py --from {storage} --seconds {duration}",
+            "launcher": "ssh", "regex": r"rate: ([0-9.]+) MB/s", "unit": "MB/s", "steps": [1, 2], "timeout_s": 60}}
+        # 250 Mbit/s = 31.25 MB/s on one client link: the reference a user would write for it
+        data["acceptance"]["references"] = {"fabric_read": {1: {"value": 31.0, "lower": -0.1, "unit": "MB/s"}}}
+        inventory = tmp_path / "smokelab-bench.yaml"
+        inventory.write_text(yaml.safe_dump(data))
+        report = measure(lab, tmp_path / "run", {"benchmark"}, inventory)
+    finally:
+        for host, pid in servers.items():
+            if pid.isdigit():
+                lab.exec(host, ["kill", pid], check=False)
+    checks = by_check(report)
+    one, two = checks["benchmark/fabric_read/n1"], checks["benchmark/fabric_read/n2"]
+    assert one.status is Status.PASS and one.expected == "31 MB/s (-10%/+inf)", one.message
+    assert 27.9 <= one.data["value"] <= 32
+    assert two.status is Status.PASS and "judged on scaling" in two.message, two.message
+    assert set(two.data["per_node"]) == {"smdgx01", "smdgx02"}
+    assert (tmp_path / "run" / "benchmark.png").is_file()
+
+
+def test_ctrl_c_mid_run_leaves_no_iperf3_or_fio(lab: LabHandle, state_dir: Path) -> None:
+    proc = subprocess.Popen([*RACFG, "smoke", str(INVENTORY), "--skip", "scaling,rdma"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env={**os.environ, "RACFG_PLAIN": "1"})
+    try:
+        deadline = time.monotonic() + 60
+        while not remote_tools(lab) and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.2)
+        assert remote_tools(lab), "no iperf3 started within 60 s"
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 3, err
+    assert "interrupted" in err
+    assert remote_tools(lab) == {}
+
+
+def test_refused_while_a_deploy_holds_the_site_lock(lab: LabHandle, state_dir: Path) -> None:
+    with site_lock(state_dir / "locks", "smokelab", "deploy"):
+        proc = subprocess.run([*RACFG, "smoke", str(INVENTORY)], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 3
+    assert "smoke refused" in proc.stderr and f"pid {os.getpid()}" in proc.stderr
+    assert "Traceback" not in proc.stderr

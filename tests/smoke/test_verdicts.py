@@ -1,0 +1,188 @@
+"""Plan, verdicts, bottleneck, compare and plots on measured series (no lab needed)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+from pydantic import ValidationError
+
+from racfg.connection import ConnectionOverrides
+from racfg.inventory import load_cluster
+from racfg.inventory.model import Reference, UserBenchmark
+from racfg.results import Report, Status
+from racfg.smoke.benchmark import figure, render
+from racfg.smoke.compare import compare_reports
+from racfg.smoke.iperf3_output import Iperf3Result
+from racfg.smoke.judge import LinkMeasurement, StepMeasurement, judge_scaling, link_result, outlier_results
+from racfg.smoke.metrics import reference_text, within
+from racfg.smoke.plan import SmokePlan, build_plan, default_steps, tcp_ceiling
+from racfg.smoke.plots import plot_links, plot_scaling
+from racfg.smoke.tcp import FlowResult, LoadResult, plan_flows
+
+INVENTORY = Path(__file__).parent / "smokelab.yaml"
+RA = Path(__file__).parents[2] / "inventory" / "ra-ethernet.yaml"
+LAB = ConnectionOverrides(provider="lab", link_rates_mbit={
+    ("smdgx01", "data0"): 250, ("smdgx02", "data0"): 250, ("smdgx03", "data0"): 250,
+    ("smstor01", "data0"): 500, ("smstor02", "data0"): 500})
+
+
+@pytest.fixture(scope="module")
+def plan() -> SmokePlan:
+    return build_plan(load_cluster(INVENTORY), LAB)
+
+
+def load(plan: SmokePlan, per_client: dict[str, float], direction: str = "read") -> LoadResult:
+    """A load whose flows received the given Mbit/s per client host, split over its flows."""
+    clients = [link for link in plan.clients if link.host in per_client]
+    flows = plan_flows(plan, clients)
+    results = []
+    for flow in flows:
+        share = sum(1 for f in flows if f.client.host == flow.client.host)
+        bits = per_client[flow.client.host] * 1e6 / share
+        results.append(FlowResult(flow, Iperf3Result(bits, bits, 3.0, int(bits * 3 / 8), 0, direction == "read", 1,
+                                                     "iperf 3.12", cpu_percent=5.0)))
+    return LoadResult(direction, results, 4.0)
+
+
+def test_tcp_ceiling_matches_the_ra_figures() -> None:
+    assert tcp_ceiling(9000) == pytest.approx(0.990, abs=0.001)
+    assert tcp_ceiling(1500) == pytest.approx(0.941, abs=0.002)
+
+
+def test_plan_from_the_lab_inventory(plan: SmokePlan) -> None:
+    assert [link.key for link in plan.clients] == ["smdgx01:data0", "smdgx02:data0", "smdgx03:data0"]
+    assert {link.rate_source for link in plan.clients} == {"lab shaper"}
+    assert plan.steps == [1, 2, 3] and plan.lab
+    assert (plan.duration_s, plan.omit_s) == (3, 1)  # lab defaults, shorter than a real cluster's
+    assert plan.processes_for(plan.clients[0]) == 2  # one per storage host
+
+
+def test_plan_for_the_ra_uses_inventory_rates_and_real_durations() -> None:
+    plan = build_plan(load_cluster(RA), ConnectionOverrides())
+    assert len(plan.clients) == 9 and plan.clients[0].rate_mbit == 100_000
+    assert plan.clients[0].rate_source == "inventory" and not plan.lab
+    assert plan.steps == [1, 2, 4, 8, 9] and (plan.duration_s, plan.omit_s) == (10, 2)
+    assert plan.processes_for(plan.clients[0]) == 8  # 100G / 25G per iperf3, but one per storage node
+
+
+def test_default_steps() -> None:
+    assert default_steps(1) == [1]
+    assert default_steps(9) == [1, 2, 4, 8, 9]
+    assert default_steps(8) == [1, 2, 4, 8]
+
+
+def test_flows_spread_over_storage_hosts_on_their_own_ports(plan: SmokePlan) -> None:
+    flows = plan_flows(plan, plan.clients)
+    assert len(flows) == 6
+    ports = [(f.server.host, f.port) for f in flows]
+    assert len(set(ports)) == len(ports)
+    assert {f.server.host for f in flows if f.client.host == "smdgx01"} == {"smstor01", "smstor02"}
+
+
+def test_link_verdicts_say_whether_link_or_protocol_limits(plan: SmokePlan) -> None:
+    full = link_result(plan, LinkMeasurement(plan.clients[0], "read", load(plan, {"smdgx01": 248})))
+    assert full.status is Status.PASS and "the link is full" in full.message
+    assert full.data["share_of_ceiling"] == pytest.approx(248 / 250 / plan.clients[0].tcp_ceiling, rel=1e-4)
+    half = link_result(plan, LinkMeasurement(plan.clients[1], "read", load(plan, {"smdgx02": 124})))
+    assert half.status is Status.FAIL
+    assert half.message.startswith("Expected: >= 90.0% of 250 Mbit/s (lab shaper) Actual: 124 Mbit/s")
+    assert "not the protocol" in half.message
+
+
+def test_outlier_named_even_above_the_floor(plan: SmokePlan) -> None:
+    ms = [LinkMeasurement(link, "read", load(plan, {link.host: rate}))
+          for link, rate in zip(plan.clients, (248, 247, 228), strict=True)]  # 91%: above the 90% floor
+    results = outlier_results(plan, ms)
+    failed = [r for r in results if r.status is Status.FAIL]
+    assert [r.target for r in failed] == ["smdgx03:data0"]
+    assert "of the best link of its kind (smdgx01:data0" in failed[0].message
+
+
+def test_linear_scaling(plan: SmokePlan) -> None:
+    steps = [StepMeasurement(n, plan.client_hosts[:n], load(plan, dict.fromkeys(plan.client_hosts[:n], 248.0)),
+                             n * 215e6) for n in (1, 2, 3)]
+    verdict, results = judge_scaling(plan, steps)
+    assert verdict.knee is None
+    linear = next(r for r in results if r.check == "scaling/linear")
+    assert linear.status is Status.PASS and linear.data["series"]["clients"] == [1, 2, 3]
+
+
+def test_storage_bottleneck_names_the_knee_and_the_links(plan: SmokePlan) -> None:
+    cut = plan.with_rates({"smstor01:data0": (150.0, "lab shaper"), "smstor02:data0": (150.0, "lab shaper")})
+    steps = [StepMeasurement(1, ["smdgx01"], load(cut, {"smdgx01": 248}), 215e6),
+             StepMeasurement(2, ["smdgx01", "smdgx02"], load(cut, {"smdgx01": 148, "smdgx02": 148}), 258e6),
+             StepMeasurement(3, cut.client_hosts, load(cut, dict.fromkeys(cut.client_hosts, 98.0)), 258e6)]
+    verdict, results = judge_scaling(cut, steps)
+    assert verdict.knee == 2
+    linear = next(r for r in results if r.check == "scaling/linear")
+    assert linear.status is Status.FAIL and "knee is at n=2" in linear.message
+    assert linear.data["bottleneck"]["kind"] == "storage-links"
+    assert "storage links saturated" in linear.message and "98.7%" in linear.message
+
+
+def test_slow_client_is_named_when_storage_has_room(plan: SmokePlan) -> None:
+    steps = [StepMeasurement(1, ["smdgx01"], load(plan, {"smdgx01": 248}), 215e6),
+             StepMeasurement(2, ["smdgx01", "smdgx02"], load(plan, {"smdgx01": 248, "smdgx02": 124}), 430e6)]
+    _, results = judge_scaling(plan, steps)
+    step2 = next(r for r in results if r.check == "scaling/step002")
+    assert step2.data["bottleneck"]["kind"] == "slow-client" and "smdgx02" in step2.data["bottleneck"]["text"]
+
+
+def test_references_reframe_style() -> None:
+    ref = Reference(value=10.8, lower=-0.1, unit="GB/s")
+    assert within(9.8, ref) and not within(9.7, ref)
+    assert reference_text(ref) == "10.8 GB/s (-10%/+inf)"
+
+
+def test_benchmark_template_launcher_and_regex(plan: SmokePlan) -> None:
+    spec = UserBenchmark(name="fabric_read", command="python3 bench.py --from {storage} -t {duration}",
+                         launcher="mpirun", regex=r"rate: ([0-9.]+) MB/s", unit="MB/s")
+    fields = {"host": "smdgx01", "hosts": "smdgx01,smdgx02", "nodes": "2", "hosts_slots": "", "first": "smdgx01",
+              "address": "198.19.56.11", "storage": "198.19.56.21,198.19.56.22", "duration": "3"}
+    assert render(spec, fields) == ("mpirun -np 2 -H smdgx01,smdgx02 python3 bench.py --from "
+                                    "198.19.56.21,198.19.56.22 -t 3")
+    assert figure(spec, "warming up\nrate: 30.5 MB/s\n") == 30.5
+    assert figure(spec, "no figure here") is None
+    with pytest.raises(ValidationError, match="group"):
+        UserBenchmark(name="x", command="true", regex="rate: [0-9]+")
+
+
+def test_smoke_settings_in_the_inventory(tmp_path: Path) -> None:
+    data = yaml.safe_load(INVENTORY.read_text())
+    data["acceptance"]["smoke"] = {"duration_s": 20, "scaling_steps": [1, 3, 9], "processes_per_link": 4}
+    path = tmp_path / "site.yaml"
+    path.write_text(yaml.safe_dump(data))
+    plan = build_plan(load_cluster(path), LAB)
+    assert plan.duration_s == 20 and plan.processes_for(plan.clients[0]) == 4
+    assert plan.steps == [1, 3] and "9" in plan.notes[0]  # a step above the client count is said, not run
+    data["acceptance"]["smoke"] = {"durations": 3}
+    path.write_text(yaml.safe_dump(data))
+    with pytest.raises(Exception, match="durations"):
+        load_cluster(path)
+
+
+def test_compare_by_direction() -> None:
+    def report(values: dict[str, float]) -> Report:
+        from racfg.results import Result
+
+        return Report("smoke", "s", [Result("x", name, "c", Status.PASS, "m", data={"metrics": [
+            {"name": name, "value": v, "unit": "Mbit/s", "better": "higher"}]}) for name, v in values.items()])
+
+    out = compare_reports(report({"a": 100, "b": 100, "c": 100}), report({"a": 90, "b": 104, "d": 1}), 0.05,
+                          ("A", "B"))
+    by = {r.check: r for r in out.results}
+    assert by["a"].status is Status.FAIL and by["a"].data["verdict"] == "worse"
+    assert by["b"].data["verdict"] == "same" and by["c"].status is Status.SKIP and by["d"].status is Status.SKIP
+    assert out.exit_code() == 1
+
+
+def test_plots_are_pngs(tmp_path: Path) -> None:
+    rows = [{"link": "dgx01:data0", "direction": d, "share": s, "ceiling": 0.993, "measured_text": "248 Mbit/s"}
+            for d, s in (("read", 0.99), ("write", 0.5))]
+    links = plot_links(tmp_path / "links.png", "site", rows, 0.9, {"write:dgx01:data0"})
+    scaling = plot_scaling(tmp_path / "scaling.png", "t", [1, 2, 3], [248, 300, 300], "Mbit/s", 0.9,
+                           [215, 258, 258], 2, [(1, 250, 225, None)], ("storage link capacity", 300))
+    for path in (links, scaling):
+        assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -1,0 +1,185 @@
+"""Validators on recorded real tool output: canned probe sections -> expected verdict (ANTA style).
+
+Each row gives a host's rendered variables, the sections its probe would have captured (from
+the recordings in fixtures/, copied from shared/device-outputs/hosts unchanged), the check to
+run and the status and actual value it must report. The checks run through the same pytest
+plugin and collector as `racfg validate`; only the SSH round trip is replaced by the recording.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from racfg.results import Status
+from racfg.validate.context import RenderedSite, ValidateContext
+from racfg.validate.probe import HostProbe, Section
+from racfg.validate.runner import ValidateOptions, run_checks
+
+FIXTURES = Path(__file__).parent / "fixtures"
+V100S = "nvidia-smi-q-x_8x-Tesla-V100S-PCIE-32GB_driver-460.73.01_datakit.xml"
+A100 = "nvidia-smi-q-x_A100-SXM4_dtd-v12_telegraf-testdata.xml"
+NVLINK = "nvidia-smi-nvlink--status_DGX-1_V100-SXM2-32GB_EXCERPT-snipped_microway-via-FelixFu520.txt"
+IB_4096 = "ibv_devinfo-d_ConnectX-3_mlx4_active_mtu-4096_MOFED-5.0_FelixFu520.txt"
+ROCE = "ibv_devinfo_ConnectX-5-MT4119_RoCE-Ethernet_active_mtu-1024_EXCERPT-one-device_DeepEP-issue-60.txt"
+OFED = "ofed_info-s_MLNX_OFED_LINUX-5.5-1.0.3.2_openucx-ucx-issue-8772.txt"
+CHRONY = "chronyc-tracking_datakit-test.txt"
+LSBLK = "lsblk-J-paths-bytes-with-MODEL-SERIAL_Dell-NVMe_gpud-testdata.json"
+WEKA_OK = "weka-status_4.2.9-healthy_docs.txt"
+WEKA_DEGRADED = "weka-status_3.7.2-degraded-rebuild_docs.txt"
+WEKA_DRIVES_INACTIVE = "weka-cluster-drive_4.2-with-INACTIVE-drive_docs.txt"
+WEKA_DRIVES_OK = "weka-cluster-drive_4.3.0-elided_docs.txt"
+WEKA_FS = "weka-fs_4.x-two-filesystems_docs.txt"
+ETHTOOL_I = "ethtool-i_mlx5_core_ConnectX-4-Lx_fw14.23.1020_inbox-driver_isc-projects-ethq-issue-8.txt"
+ETHTOOL_40G = "ethtool_Mellanox-ConnectX-3-mlx4_40G_jc-fixture.txt"
+ETHTOOL_I_VETH = "ethtool-i_veth_ethtool-6.1.txt"
+MISSING = Section(127, "sh: 1: tool: not found")
+
+
+def rec(name: str, rc: int = 0) -> Section:
+    return Section(rc, (FIXTURES / name).read_text(encoding="utf-8"))
+
+
+def host(role: str, **extra: Any) -> dict[str, Any]:
+    nic = {"name": "data0", "address": "198.19.0.11/24", "mtu": 9000, "switch": "sw1", "port": "1/1",
+           "speed_gbps": 100.0}
+    base = {"ansible_host": "198.18.0.11", "racfg_role": role, "racfg_gpus": 8 if role == "dgx" else 0,
+            "racfg_nics": [nic], "racfg_drives": [], "racfg_model": "DGX-1"}
+    return {**base, **extra}
+
+
+GROUP = {"racfg_site": "rec", "racfg_fabric": {"type": "ethernet", "speed_gbps": 100.0}, "racfg_ofed": None,
+         "racfg_weka": None, "racfg_nvidia_driver": None, "racfg_tuning": {"profile": "none"}}
+IB = {**GROUP, "racfg_fabric": {"type": "infiniband", "speed_gbps": 100.0, "ib_mtu": 4096}}
+WEKA = {**GROUP, "racfg_weka": {"dist": "/srv/weka.tar", "filesystem": "default", "clients": "dgx"}}
+DRIVE = {"path": "/dev/nvme0n1", "model": "Dell DC NVMe ISE 7450", "size": "960G"}
+
+# (id, group vars, host vars, probe sections, check glob, status, actual contains)
+CASES = [
+    ("gpu count 8 of 8", GROUP, host("dgx"), {"nvidia_smi": rec(V100S)}, "*/gpu/count", Status.PASS, "8"),
+    ("gpu count 1 of 8", GROUP, host("dgx"), {"nvidia_smi": rec(A100)}, "*/gpu/count", Status.FAIL, "1"),
+    ("gpu driver pin", {**GROUP, "racfg_nvidia_driver": "460"}, host("dgx"), {"nvidia_smi": rec(V100S)},
+     "*/gpu/driver_branch", Status.PASS, "460"),
+    ("gpu driver other branch", {**GROUP, "racfg_nvidia_driver": "418"}, host("dgx"),
+     {"nvidia_smi": rec(A100)}, "*/gpu/driver_branch", Status.FAIL, "535"),
+    ("gpu persistence off", GROUP, host("dgx"), {"nvidia_smi": rec(V100S)}, "*/gpu/persistence_mode",
+     Status.FAIL, "off on"),
+    ("gpu ecc on, no errors", GROUP, host("dgx"), {"nvidia_smi": rec(V100S)}, "*/gpu/ecc", Status.PASS,
+     "ECC on"),
+    ("gpu nvlink up", GROUP, host("dgx"), {"nvidia_smi": rec(V100S), "nvlink": rec(NVLINK)}, "*/gpu/nvlink",
+     Status.PASS, "every NVLink up"),
+    ("no gpu, lab", GROUP, host("dgx", racfg_gpu_required=False), {"nvidia_smi": MISSING}, "*/gpu/count",
+     Status.SKIP, None),
+    ("no gpu, production", GROUP, host("dgx"), {"nvidia_smi": MISSING}, "*/gpu/count", Status.FAIL,
+     "nvidia-smi not found"),
+    ("ib mtu 4096", IB, host("dgx"), {"rdma_devices": Section(0, "mlx4_0"), "ibv_devinfo": rec(IB_4096)},
+     "*/rdma/ib_mtu", Status.PASS, "4096"),
+    ("ib mtu 2048 wanted", {**IB, "racfg_fabric": {**IB["racfg_fabric"], "ib_mtu": 2048}}, host("dgx"),
+     {"rdma_devices": Section(0, "mlx4_0"), "ibv_devinfo": rec(IB_4096)}, "*/rdma/ib_mtu", Status.FAIL,
+     "4096"),
+    ("ib port active", IB, host("dgx"), {"rdma_devices": Section(0, "mlx4_0"), "ibv_devinfo": rec(IB_4096)},
+     "*/rdma/ib_ports_active", Status.PASS, "ACTIVE"),
+    ("roce only on ib fabric", IB, host("dgx"), {"rdma_devices": Section(0, "mlx5_6"), "ibv_devinfo": rec(ROCE)},
+     "*/rdma/ib_ports_active", Status.FAIL, "no InfiniBand port"),
+    ("no rdma device", IB, host("dgx"), {"rdma_devices": Section(2, "ls: cannot access")},
+     "*/rdma/ib_mtu", Status.SKIP, None),
+    ("ofed pin", {**GROUP, "racfg_ofed": {"flavor": "mlnx", "version": "5.5-1.0.3.2"}}, host("dgx"),
+     {"ofed_info": rec(OFED)}, "*/rdma/ofed_version", Status.PASS, "5.5-1.0.3.2"),
+    ("ofed other release", {**GROUP, "racfg_ofed": {"flavor": "mlnx", "version": "4.5-1.0.1.0"}}, host("dgx"),
+     {"ofed_info": rec(OFED)}, "*/rdma/ofed_version", Status.FAIL, "5.5-1.0.3.2"),
+    ("ofed missing", {**GROUP, "racfg_ofed": {"flavor": "mlnx", "version": "4.5-1.0.1.0"}}, host("dgx"),
+     {"ofed_info": MISSING}, "*/rdma/ofed_version", Status.FAIL, "not installed"),
+    ("chrony synchronised", GROUP, host("dgx"), {"chrony_active": Section(0, "active"),
+                                                 "chrony_tracking": rec(CHRONY)},
+     "*/system/clock_synchronised", Status.PASS, "Normal"),
+    ("chrony stopped", GROUP, host("dgx"), {"chrony_active": Section(3, "inactive"),
+                                            "chrony_tracking": rec(CHRONY)},
+     "*/system/clock_synchronised", Status.FAIL, "chrony inactive"),
+    ("drive present", GROUP, host("storage", racfg_drives=[DRIVE]), {"drive:/dev/nvme0n1": rec(LSBLK)},
+     "*/storage/present*", Status.PASS, None),
+    ("drive model", GROUP, host("storage", racfg_drives=[DRIVE]), {"drive:/dev/nvme0n1": rec(LSBLK)},
+     "*/storage/model*", Status.PASS, "Dell DC NVMe ISE 7450"),
+    ("drive wrong model", GROUP, host("storage", racfg_drives=[{**DRIVE, "model": "Micron 9200"}]),
+     {"drive:/dev/nvme0n1": rec(LSBLK)}, "*/storage/model*", Status.FAIL, "Dell"),
+    ("drive size", GROUP, host("storage", racfg_drives=[DRIVE]), {"drive:/dev/nvme0n1": rec(LSBLK)},
+     "*/storage/size*", Status.PASS, "960197124096"),
+    ("drive too small", GROUP, host("storage", racfg_drives=[{**DRIVE, "size": "3.2T"}]),
+     {"drive:/dev/nvme0n1": rec(LSBLK)}, "*/storage/size*", Status.FAIL, "960197124096"),
+    ("drive gone", GROUP, host("storage", racfg_drives=[DRIVE]), {"drive:/dev/nvme0n1": Section(1, "")},
+     "*/storage/count", Status.FAIL, "0"),
+    ("weka healthy", WEKA, host("storage"), {"weka_status": rec(WEKA_OK)}, "*/weka/cluster_status",
+     Status.PASS, "OK"),
+    ("weka degraded", WEKA, host("storage"), {"weka_status": rec(WEKA_DEGRADED)}, "*/weka/cluster_status",
+     Status.FAIL, "DEGRADED"),
+    ("weka inactive drive", WEKA, host("storage"), {"weka_drives": rec(WEKA_DRIVES_INACTIVE)},
+     "*/weka/drives_up", Status.FAIL, "INACTIVE"),
+    ("weka drives up", WEKA, host("storage"), {"weka_drives": rec(WEKA_DRIVES_OK)}, "*/weka/drives_up",
+     Status.PASS, "ACTIVE"),
+    ("weka fs", WEKA, host("storage"), {"weka_fs": rec(WEKA_FS)}, "*/weka/filesystem_present", Status.PASS,
+     "default ready"),
+    ("weka not installed, no dist", {**WEKA, "racfg_weka": {"filesystem": "default"}}, host("storage"),
+     {"weka_status": MISSING}, "*/weka/cluster_status", Status.SKIP, None),
+    ("weka not installed, dist given", WEKA, host("storage"), {"weka_status": MISSING},
+     "*/weka/cluster_status", Status.FAIL, "weka not found"),
+    ("os release pin", {**GROUP, "racfg_os": {"release": "12"}}, host("dgx"),
+     {"os_release": Section(0, 'PRETTY_NAME="Debian GNU/Linux 12 (bookworm)"\nVERSION_ID="12"\n')},
+     "*/system/os_release", Status.PASS, "Debian GNU/Linux 12"),
+    ("os release other", {**GROUP, "racfg_os": {"release": "16.04"}}, host("dgx"),
+     {"os_release": Section(0, 'PRETTY_NAME="Debian GNU/Linux 12 (bookworm)"\nVERSION_ID="12"\n')},
+     "*/system/os_release", Status.FAIL, "Debian GNU/Linux 12"),
+    ("kernel pin", {**GROUP, "racfg_os": {"kernel": "4.4.0"}}, host("dgx"), {"kernel": Section(0, "6.1.0-18-amd64")},
+     "*/system/kernel", Status.FAIL, "6.1.0-18-amd64"),
+    ("nic firmware recorded", GROUP, host("dgx"), {"ip_addr": Section(0, '[{"ifname": "data0", "mtu": 9000}]'),
+                                                   "ethtool_i:data0": rec(ETHTOOL_I)},
+     "*/network/driver_firmware*", Status.PASS, None),
+    ("nic speed 40G of 100G", GROUP, host("dgx"), {"ip_addr": Section(0, '[{"ifname": "data0", "mtu": 9000}]'),
+                                                   "ethtool_i:data0": rec(ETHTOOL_I),
+                                                   "ethtool:data0": rec(ETHTOOL_40G)},
+     "*/network/speed*", Status.FAIL, "40G"),
+    ("nic speed of a veth", GROUP, host("dgx"), {"ip_addr": Section(0, '[{"ifname": "data0", "mtu": 9000}]'),
+                                                 "ethtool_i:data0": rec(ETHTOOL_I_VETH)},
+     "*/network/speed*", Status.SKIP, None),
+]
+
+
+def run_one(group: dict[str, Any], hv: dict[str, Any], sections: dict[str, Section], glob: str):
+    site = RenderedSite(group_vars=group, hosts={"h1": hv}, switches={})
+    ctx = ValidateContext(site, inventory_display="rec.yaml")
+    ctx._probes = {"h1": HostProbe("h1", sections=sections)}
+    ctx._switch_facts = {}
+    return run_checks(ctx, ValidateOptions(checks=[glob]))
+
+
+@pytest.mark.parametrize(("group", "hv", "sections", "glob", "status", "actual"),
+                         [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_recorded(group, hv, sections, glob, status, actual):
+    results = run_one(group, hv, sections, glob)
+    assert results, f"no check matched {glob}"
+    for result in results:
+        assert result.status is status, (result.check, result.status, result.message)
+        assert result.target == "h1" and result.check.startswith("h1/")
+        if status is Status.SKIP:
+            assert result.message, "a skip must say why"
+        if actual is not None:
+            assert actual in (result.actual or "") + " " + result.message, result
+        if status is Status.FAIL:
+            assert result.message.startswith("Expected: ") and result.fix
+
+
+def test_unreadable_output_is_an_error_not_a_verdict():
+    results = run_one({**GROUP}, host("dgx"), {"nvidia_smi": Section(0, "<nvidia_smi_log><truncated")},
+                      "*/gpu/count")
+    assert [r.status for r in results] == [Status.ERROR]
+    assert "nvidia-smi" in results[0].message
+
+
+def test_unreachable_host_makes_every_check_an_error():
+    site = RenderedSite(group_vars=GROUP, hosts={"h1": host("dgx")}, switches={})
+    ctx = ValidateContext(site)
+    ctx._probes = {"h1": HostProbe("h1", error="cannot reach h1 over SSH: NoValidConnectionsError")}
+    ctx._switch_facts = {}
+    results = run_checks(ctx, ValidateOptions(categories=["system", "network"]))
+    assert results and {r.status for r in results} == {Status.ERROR}
+    assert all("cannot reach h1" in r.message for r in results)

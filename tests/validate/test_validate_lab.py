@@ -1,0 +1,258 @@
+"""`racfg validate` on a real lab after a real deploy: clean means 0 failures and 0 errors; each
+fault an operator can make is named precisely (target, check, expected, actual) with nothing
+else failing; validate changes nothing; after `racfg deploy` it is clean again.
+
+The lab is tests/validate/vallab.yaml (3 dgx + 3 storage, one Onyx switch), its own site and
+subnets. Faults are planted the way an operator would: over SSH on the hosts, through the
+switch's CLI, by moving cables (the lab's swap fault), by powering a host off.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import time
+import xml.etree.ElementTree as ET
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from racfg.lab import api
+from racfg.switches import SwitchSession, SwitchTarget, read_facts
+
+INVENTORY = Path(__file__).parent / "vallab.yaml"
+RACFG = [sys.executable, "-m", "racfg"]
+pytestmark = pytest.mark.lab
+
+
+def wait_for(what: str, condition: Callable[[], bool], timeout: float = 90.0) -> None:
+    """Poll a real condition with a bounded deadline (never a bare sleep)."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
+        time.sleep(1.0)
+
+
+class Site:
+    """The deployed lab and the commands a test runs on it."""
+
+    def __init__(self, handle, state_dir: Path) -> None:
+        self.lab = handle
+        self.env = {**os.environ, "RACFG_STATE_DIR": str(state_dir), "RACFG_PLAIN": "1"}
+
+    def racfg(self, *args: str, timeout: float = 900) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([*RACFG, *args], capture_output=True, text=True, env=self.env, timeout=timeout,
+                              stdin=subprocess.DEVNULL)
+
+    def validate(self, *args: str) -> tuple[int, dict]:
+        proc = self.racfg("validate", str(INVENTORY), "--format", "json", *args)
+        assert proc.returncode in (0, 1, 3), proc.stderr
+        return proc.returncode, json.loads(proc.stdout)
+
+    def deploy(self, *args: str) -> None:
+        proc = self.racfg("deploy", str(INVENTORY), "--yes", *args)
+        assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+
+    @property
+    def switch(self) -> SwitchTarget:
+        sw = self.lab.cluster.switches["sw1"].spec
+        return SwitchTarget("sw1", sw.platform, sw.mgmt, username="admin",
+                            password=self.lab.overrides.switch_passwords["sw1"])
+
+    def switch_cli(self, lines: list[str], save: bool = True) -> None:
+        """Configure the switch as an operator would, over its SSH CLI."""
+        with SwitchSession(self.switch) as session:
+            session.conn.send_config_set([*lines, *(["configuration write"] if save else [])])
+
+    def lldp_is(self, expected: dict[str, str]) -> bool:
+        """The switch's LLDP table (port -> host) is as given."""
+        lldp = read_facts(self.switch).lldp
+        return all(p in lldp and lldp[p].system_name == host for p, host in expected.items())
+
+    def synchronised(self, host: str) -> bool:
+        out = self.lab.ssh(host, "chronyc -n tracking", check=False).stdout
+        return "Leap status     : Normal" in out
+
+    def settled(self) -> None:
+        """Wait until time sync and LLDP have converged after a (re)start: both take seconds."""
+        for host in self.lab.hosts():
+            wait_for(f"chrony on {host.name} to synchronise", lambda h=host.name: self.synchronised(h))
+        wanted = {n.port: h.name for h in self.lab.hosts() for n in h.nics}
+        wait_for("the switch to hear every host over LLDP", lambda: self.lldp_is(wanted))
+
+
+def failing(report: dict) -> set[str]:
+    return {r["check"] for r in report["results"] if r["status"] == "fail"}
+
+
+def errors(report: dict) -> set[str]:
+    return {r["check"] for r in report["results"] if r["status"] == "error"}
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory) -> Iterator[Site]:
+    from labsupport import running_lab
+
+    with running_lab(INVENTORY, fresh=True) as handle:
+        s = Site(handle, tmp_path_factory.mktemp("state"))
+        s.deploy()
+        s.settled()
+        yield s
+
+
+def fingerprint(s: Site) -> dict[str, str]:
+    """What a read-only command must leave exactly as it was: switch config and host state."""
+    with SwitchSession(s.switch) as session:
+        running = "\n".join(line for line in session.show("show running-config").splitlines()
+                            if not line.startswith("##"))
+        saved = session.show("show configuration files")
+    out = {"sw1": hashlib.sha256((running + saved).encode()).hexdigest()}
+    probe = ("cat /etc/sysctl.d/*.conf /etc/chrony/chrony.conf /etc/hosts 2>&1; ip -j addr; "
+             "dpkg-query -W; ls -l /dev/nvme* 2>&1; systemctl is-active chrony lldpd; "
+             "find /etc /root /var/lib/dpkg -newer /etc/hostname -type f 2>/dev/null | sort")
+    for host in s.lab.hosts():
+        text = s.lab.ssh(host.name, probe, check=False).stdout
+        out[host.name] = hashlib.sha256(text.encode()).hexdigest()
+    return out
+
+
+def test_clean_lab_validates_clean_and_validate_changes_nothing(site, tmp_path):
+    before = fingerprint(site)
+    code, report = site.validate("--output", str(tmp_path))
+    assert (failing(report), errors(report)) == (set(), set())
+    assert code == 0
+    assert report["summary"]["pass"] > 150
+    skips = [r for r in report["results"] if r["status"] == "skip"]
+    assert all(r["message"] for r in skips)
+    assert any(r["check"].startswith("dgx01/gpu/") for r in skips), "GPU checks must be skipped in the lab"
+    assert not any(r["check"].startswith("dgx01/gpu/") and r["status"] == "pass" for r in report["results"])
+    assert fingerprint(site) == before
+    # every report file holds every result
+    suites = ET.parse(tmp_path / "report.xml").getroot()
+    cases = suites.findall(".//testcase")
+    assert len(cases) == len(report["results"])
+    html = (tmp_path / "report.html").read_text()
+    import html5lib
+
+    html5lib.HTMLParser(strict=True).parse(html)
+    assert all(r["check"] in html for r in report["results"])
+    assert {"results.json", "report.md", "report.csv"} <= {p.name for p in tmp_path.iterdir()}
+
+
+def test_faults_are_each_named_precisely_and_deploy_repairs_them(site):
+    lab = site.lab
+    # 1. host NIC MTU
+    lab.ssh("dgx01", "ip link set data0 mtu 1500")
+    # 2. a switch port's MTU, through the CLI (saved)
+    site.switch_cli(["interface ethernet 1/2", "mtu 1500 force", "exit"])
+    # 3. PFC on one port, and a no-drop (lossless) priority (saved)
+    site.switch_cli(["interface ethernet 1/17", "dcb priority-flow-control mode on force", "exit",
+                     "dcb priority-flow-control priority 3 enable"])
+    # 4. two cables swapped at the switch
+    api.swap_cables(lab.site, ("dgx03", "data0"), ("stor02", "data0"))
+    # 5. a sysctl changed live and its file removed
+    lab.ssh("stor03", "sysctl -w net.ipv4.tcp_mtu_probing=0 && rm /etc/sysctl.d/90-racfg.conf")
+    # 6. chrony stopped
+    lab.ssh("dgx02", "systemctl stop chrony")
+    # 7. a package the roles install removed
+    lab.ssh("stor01", "dpkg -r --force-depends ibverbs-utils >/dev/null")
+    # 8. a drive pulled: the lab's drive is a bind-mounted block device; unmounting it leaves
+    #    an empty placeholder, so the host no longer has that block device
+    lab.ssh("stor02", "umount /dev/nvme1n1")
+    # 9. switch config changed and not saved
+    site.switch_cli(["interface ethernet 1/30", "shutdown", "exit"], save=False)
+    wait_for("LLDP to see the swapped cables", lambda: site.lldp_is({"1/3": "stor02", "1/18": "dgx03"}))
+
+    before = fingerprint(site)
+    code, report = site.validate()
+    expected = {
+        "dgx01/network/mtu[data0]", "dgx01/fabric/jumbo_frames[data0]", "dgx01/consistency/same_as_peers[nic_mtu]",
+        "sw1/switches/port_mtu[1/2]", "dgx02/fabric/jumbo_frames[data0]",
+        "sw1/switches/port_pfc_off[1/17]", "sw1/switches/no_lossless_priority",
+        "dgx03/fabric/lldp_neighbour[data0]", "stor02/fabric/lldp_neighbour[data0]",
+        "sw1/switches/port_lldp_neighbour[1/3]", "sw1/switches/port_lldp_neighbour[1/18]",
+        "stor03/tuning/sysctl_live[net.ipv4.tcp_mtu_probing]",
+        "dgx02/system/clock_synchronised",
+        "stor01/packages/installed[ibverbs-utils]",
+        "stor02/storage/present[/dev/nvme1n1]", "stor02/storage/size[/dev/nvme1n1]", "stor02/storage/count",
+        "stor02/consistency/same_as_peers[drives]",
+        "sw1/switches/config_saved",
+    }
+    persisted = {f"stor03/tuning/sysctl_persisted[{k}]" for k in
+                 (r["check"].split("[", 1)[1][:-1] for r in report["results"]
+                  if r["check"].startswith("stor03/tuning/sysctl_persisted["))}
+    assert len(persisted) >= 10
+    got = failing(report)
+    assert got - {r for r in got if r.startswith("sw1/switches/pfc_off")} == expected | persisted, (
+        f"unexpected: {sorted(got - expected - persisted)}; missing: {sorted((expected | persisted) - got)}")
+    assert errors(report) == set()
+    assert code == 1
+    by_id = {r["check"]: r for r in report["results"]}
+    mtu = by_id["dgx01/network/mtu[data0]"]
+    assert (mtu["expected"], mtu["actual"], mtu["message"]) == ("9000", "1500", "Expected: 9000 Actual: 1500")
+    assert mtu["fix"] == f"racfg deploy {INVENTORY} --limit dgx01 --tags fabric"
+    assert by_id["sw1/switches/port_mtu[1/2]"]["actual"] == "1500"
+    assert "every" in by_id["dgx02/fabric/jumbo_frames[data0]"]["actual"], "a bad port is named once, as a whole"
+    swap = by_id["sw1/switches/port_lldp_neighbour[1/3]"]
+    assert "swapped" in swap["message"] and "stor02:data0" in swap["message"] and "dgx03:data0" in swap["message"]
+    assert by_id["stor01/packages/installed[ibverbs-utils]"]["actual"] == "not installed"
+    assert by_id["stor03/tuning/sysctl_live[net.ipv4.tcp_mtu_probing]"]["actual"] == "0"
+    assert fingerprint(site) == before, "validate changed something"
+
+    # repair: the operator puts the cables back and re-inserts the drive (a power cycle of the
+    # lab host binds its drives again); deploy does the rest
+    api.unswap_cables(lab.site, ("dgx03", "data0"), ("stor02", "data0"))
+    api.stop_host(lab.site, "stor02")
+    api.start_host(lab.site, "stor02")
+    site.deploy()
+    site.settled()
+    code, report = site.validate()
+    assert (failing(report), errors(report), code) == (set(), set(), 0)
+
+
+def test_a_powered_off_host_is_an_error_and_the_others_are_still_checked(site):
+    api.stop_host(site.lab.site, "stor03")
+    try:
+        code, report = site.validate()
+    finally:
+        api.start_host(site.lab.site, "stor03")
+    stor03 = [r for r in report["results"] if r["target"] == "stor03"]
+    assert stor03 and {r["status"] for r in stor03} == {"error"}
+    assert all("stor03" in r["message"] for r in stor03)
+    others = [r for r in report["results"] if r["target"] not in ("stor03", "sw1")]
+    assert {r["status"] for r in others} <= {"pass", "skip"}, [r for r in others if r["status"] not in ("pass", "skip")]
+    # on the switch, only stor03's own port may notice (its link or LLDP neighbour)
+    assert {r["check"] for r in report["results"] if r["target"] == "sw1" and r["status"] == "fail"} <= {
+        "sw1/switches/port_oper_up[1/19]", "sw1/switches/port_lldp_neighbour[1/19]"}
+    assert code == (1 if failing(report) else 3)
+
+
+def test_bad_input_is_a_located_error(site, tmp_path):
+    proc = site.racfg("validate", str(INVENTORY), "--limit", "nosuchhost")
+    assert proc.returncode == 2 and "nosuchhost" in proc.stderr and "Traceback" not in proc.stderr
+    proc = site.racfg("validate", str(tmp_path / "missing.yaml"))
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    code, report = site.validate("--limit", "stor01", "--category", "network")
+    assert code == 0 and report["results"]
+    assert {r["target"] for r in report["results"]} == {"stor01"}
+    assert {r["category"] for r in report["results"]} == {"network"}
+
+
+def test_validators_run_by_hand_with_pytest(site, tmp_path):
+    """An operator can run the same checks with plain pytest against the rendered inventory."""
+    assert site.racfg("render", str(INVENTORY), "--out", str(tmp_path / "rendered")).returncode == 0
+    overrides = site.lab.overrides
+    from racfg.paths import validators_dir
+
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", str(validators_dir()), "--rendered", str(tmp_path / "rendered"),
+         "--hosts", "dgx01", "--ssh-key", str(overrides.ssh_key), "--known-hosts", str(overrides.known_hosts),
+         "-q", "-k", "network or system"],
+        capture_output=True, text=True, env=site.env, timeout=300, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    assert " passed" in proc.stdout and "dgx02" not in proc.stdout

@@ -1,0 +1,75 @@
+"""Every data NIC: present, carrier up, MTU, IPv4 address/prefix, speed, driver and firmware."""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+
+import pytest
+
+FIX_TAGS = "fabric"
+
+
+def _link(probe, nic):
+    for link in json.loads(probe.section("ip_addr").out or "[]"):
+        if link.get("ifname") == nic.name:
+            return link
+    return None
+
+
+def _present(probe, nic, verdict):
+    link = _link(probe, nic)
+    if link is None:
+        verdict.expect(f"{nic.name} present", f"no interface {nic.name}", ok=False,
+                       fix=f"check the NIC and its driver on {nic.target} (the inventory names {nic.name})")
+    return link
+
+
+def test_present(nic, probe, verdict):
+    _present(probe, nic, verdict)
+    verdict.note(f"{nic.name} present")
+
+
+def test_carrier(nic, probe, verdict):
+    link = _present(probe, nic, verdict)
+    flags = link.get("flags", [])
+    state = "up" if "LOWER_UP" in flags else ("admin down" if "UP" not in flags else "no carrier")
+    verdict.expect("up", state, fix=f"check the cable and switch port of {nic.target}:{nic.name} "
+                                    f"({nic.nic.get('switch')} {nic.nic.get('port')})" if "UP" in flags else None)
+
+
+def test_mtu(nic, probe, verdict):
+    link = _present(probe, nic, verdict)
+    verdict.expect(int(nic.nic["mtu"]), int(link.get("mtu", 0)))
+
+
+def test_address(nic, probe, verdict):
+    link = _present(probe, nic, verdict)
+    want = str(ipaddress.ip_interface(nic.nic["address"]))
+    have = [f"{a['local']}/{a['prefixlen']}" for a in link.get("addr_info", []) if a.get("family") == "inet"]
+    verdict.expect(want, ", ".join(have) or "(none)", ok=want in have)
+
+
+def test_speed(nic, probe, verdict):
+    from racfg.hostfacts.ethtool import parse_driver_info, parse_link_settings
+
+    _present(probe, nic, verdict)
+    info = parse_driver_info(probe.section(f"ethtool_i:{nic.name}").out)
+    if info.driver in VIRTUAL_DRIVERS:
+        pytest.skip(f"{nic.name} is a virtual NIC (driver {info.driver}): it has no physical line rate to check")
+    settings = parse_link_settings(probe.section(f"ethtool:{nic.name}", allow_fail=True).out)
+    want = float(nic.nic["speed_gbps"])
+    have = settings.speed_gbps
+    verdict.expect(f"{want:g}G", f"{have:g}G" if have else "unknown", ok=have is not None and abs(have - want) < 0.5,
+                   fix=f"check the cable/transceiver and switch port speed of {nic.target}:{nic.name}")
+
+
+def test_driver_firmware(nic, probe, verdict):
+    from racfg.hostfacts.ethtool import parse_driver_info
+
+    _present(probe, nic, verdict)
+    info = parse_driver_info(probe.section(f"ethtool_i:{nic.name}").out)
+    verdict.note(f"driver {info.driver} {info.version or ''}, firmware {info.firmware_version or '(none)'}".strip())
+
+
+VIRTUAL_DRIVERS = {"veth", "bridge", "dummy", "tun", "macvlan", "ipvlan", "vxlan"}

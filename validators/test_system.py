@@ -1,0 +1,56 @@
+"""Every host: reachable over SSH, its name, OS release and kernel (against pins when given)."""
+
+from __future__ import annotations
+
+import pytest
+
+FIX_TAGS = "common"
+
+
+def _os_release(text: str) -> dict[str, str]:
+    out = {}
+    for line in text.splitlines():
+        key, sep, value = line.partition("=")
+        if sep:
+            out[key.strip()] = value.strip().strip('"')
+    return out
+
+
+def test_reachable(node, probe, verdict):
+    verdict.expect("reachable over SSH", "reachable over SSH", message=f"probed in {probe.seconds:.1f} s")
+
+
+def test_hostname(node, probe, verdict):
+    verdict.expect(node.target, probe.section("hostname").out.strip())
+
+
+def test_os_release(node, probe, verdict, ctx):
+    release = _os_release(probe.section("os_release").out)
+    actual = release.get("PRETTY_NAME") or release.get("NAME", "?")
+    pin = (ctx.site.group_vars.get("racfg_os") or {}).get("release")
+    if not pin:
+        verdict.note(f"{actual} (no pin: software.os.release)")
+        return
+    verdict.expect(pin, actual, ok=pin in actual or release.get("VERSION_ID") == pin,
+                   fix="reinstall or upgrade the OS to the pinned release (software.os.release)")
+
+
+def test_kernel(node, probe, verdict, ctx):
+    actual = probe.section("kernel").out.strip()
+    pin = (ctx.site.group_vars.get("racfg_os") or {}).get("kernel")
+    if not pin:
+        verdict.note(f"{actual} (no pin: software.os.kernel)")
+        return
+    verdict.expect(pin, actual, ok=actual.startswith(pin),
+                   fix="boot the pinned kernel (software.os.kernel)")
+
+
+@pytest.mark.roles("dgx", "storage")
+def test_clock_synchronised(node, probe, verdict):
+    from racfg.hostfacts.chrony import parse_chronyc_tracking
+
+    active = probe.section("chrony_active", allow_fail=True).out.strip()
+    verdict.expect("chrony active", f"chrony {active or 'missing'}", ok=active == "active")
+    tracking = parse_chronyc_tracking(probe.section("chrony_tracking").out)
+    verdict.expect("synchronised", tracking.leap_status, ok=tracking.synchronised,
+                   message=f"reference {tracking.reference_name or tracking.reference_id}, stratum {tracking.stratum}")

@@ -1,0 +1,53 @@
+"""What the common role sets: every kernel parameter live and persisted, the CPU governor."""
+
+from __future__ import annotations
+
+import pytest
+
+from racfg.validate.expectations import normalise_sysctl, sysctl_file
+
+FIX_TAGS = "common"
+
+
+def _live(probe) -> dict[str, tuple[bool, str]]:
+    out = {}
+    for line in probe.section("sysctl_live").out.splitlines():
+        key, writable, value = [*line.split("\t"), "", ""][:3]
+        out[key] = (writable == "rw", normalise_sysctl(value))
+    return out
+
+
+def _persisted(probe) -> dict[str, str]:
+    section = probe.section("sysctl_file", allow_fail=True)
+    out = {}
+    for line in section.out.splitlines() if section.ok else []:
+        key, sep, value = line.partition("=")
+        if sep and not line.lstrip().startswith(("#", ";")):
+            out[key.strip()] = normalise_sysctl(value)
+    return out
+
+
+def test_sysctl_live(sysctl, probe, verdict):
+    writable, value = _live(probe).get(sysctl.label, (False, "(missing)"))
+    if value.startswith("cat: ") or value == "(missing)":
+        pytest.skip(f"{sysctl.label} does not exist in this host's /proc/sys (not in this network namespace "
+                    f"or kernel): it is persisted in {sysctl_file()} for the next boot")
+    if value != sysctl.value and not writable:
+        pytest.skip(f"{sysctl.label} is read-only here (/proc/sys not writable for it, as in a container): "
+                    f"live value {value} cannot be set; it is persisted in {sysctl_file()}")
+    verdict.expect(sysctl.value, value)
+
+
+def test_sysctl_persisted(sysctl, probe, verdict):
+    verdict.expect(sysctl.value, _persisted(probe).get(sysctl.label, f"(not in {sysctl_file()})"))
+
+
+def test_cpu_governor(node, probe, verdict, ctx):
+    want = (ctx.site.group_vars.get("racfg_tuning") or {}).get("cpu_governor", "performance")
+    if want == "none":
+        pytest.skip("software.tuning.cpu_governor is none: the governor is left alone")
+    counts = probe.section("governor").out.split()
+    governors = set(counts[1::2])
+    if not governors:
+        pytest.skip("no cpufreq on this host (no CPU frequency scaling to set)")
+    verdict.expect(want, ", ".join(sorted(governors)), ok=governors == {want})

@@ -25,6 +25,7 @@ import yaml
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "tests"))  # labsupport: the lab handle the test suites use
 RACFG = [sys.executable, "-m", "racfg"]
 
 
@@ -55,8 +56,8 @@ def metrics(report: dict) -> dict[str, float]:
 
 
 def main() -> None:
-    from racfg.lab.testing import running_lab
-    from tests.smoke.labnet import configure_data_plane
+    from labsupport import running_lab
+    from smoke.labnet import configure_data_plane
 
     with tempfile.TemporaryDirectory() as tmp:
         inventory = bench_inventory(Path(tmp))

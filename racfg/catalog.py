@@ -57,6 +57,7 @@ class HostModel:
     gpus: int = 0
     drives: int = 0
     data_ports: int = 1
+    gpu_model: str = ""
 
 
 HOST_MODELS: dict[str, HostModel] = {
@@ -66,12 +67,29 @@ HOST_MODELS: dict[str, HostModel] = {
         HostModel("DGX-2", "dgx", gpus=16, data_ports=8),
         HostModel("DGX A100", "dgx", gpus=8, data_ports=8),
         HostModel("DGX H100", "dgx", gpus=8, data_ports=8),
+        HostModel("HPE Apollo 6500 Gen10", "dgx", gpus=8, data_ports=4),  # seeds 003/004
         HostModel("Supermicro BigTwin 2029BT-HNR", "storage", drives=6, data_ports=2),
         HostModel("Supermicro 1029U-TN10RT", "storage", drives=10, data_ports=2),
         HostModel("Dell R640", "storage", drives=8, data_ports=2),
         HostModel("HPE Apollo 2000 Gen10", "storage", drives=4, data_ports=2),
         HostModel("HPE DL360 Gen10", "storage", drives=10, data_ports=2),
         HostModel("Penguin Relion", "storage", drives=0, data_ports=2),
+    )
+}
+
+@dataclass(frozen=True)
+class ArrayModel:
+    """An external storage array: its mixed-I/O throughput at a read/write mix, as its vendor sized it."""
+
+    name: str
+    mixed_gbytes_per_s: float
+    read_percent: int
+
+
+ARRAY_MODELS: dict[str, ArrayModel] = {
+    a.name: a
+    for a in (
+        ArrayModel("IntelliFlash N5800", 23.5, 80),  # seed 002, the FMS 2019 talk's table
     )
 }
 

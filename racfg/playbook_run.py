@@ -37,6 +37,7 @@ class HostProgress:
     started: float | None = None
     finished: float | None = None
     problems: list[str] = field(default_factory=list)
+    changes: list[str] = field(default_factory=list)  # "role : task" of each change (or would-be change)
 
     @property
     def seconds(self) -> float:
@@ -54,6 +55,7 @@ class HostProgress:
             "skipped": self.skipped,
             "seconds": round(self.seconds, 1),
             "problems": self.problems,
+            "changes": self.changes,
         }
 
 
@@ -121,6 +123,7 @@ class RunTracker:
         if kind == "runner_on_ok":
             if res.get("changed"):
                 progress.changed += 1
+                progress.changes.append(task)
                 self._say(f"  changed: [{name}] {task}")
             else:
                 progress.ok += 1

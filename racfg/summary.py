@@ -6,6 +6,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from racfg.inventory.cluster import Cluster
+from racfg.policy.budget import array_gbytes
 
 # Cables the RA used (seed 000, tables 1 and 2), by fabric.
 CABLE_TYPES = {
@@ -43,11 +44,21 @@ def bill_of_materials(cluster: Cluster) -> list[BomRow]:
             link_text = ", ".join(f"{n}x {cluster.fabric.speed_gbps:g}G" for n in sorted(links))
             if role == "dgx":
                 gpus = Counter(h.gpus for h in hosts)
-                notes = f"{'/'.join(str(g) for g in sorted(gpus))} GPUs each; data links {link_text}"
+                kinds = sorted({h.gpu_model for h in hosts if h.gpu_model})
+                kind = f"x {'/'.join(kinds)}" if kinds else ""
+                notes = f"{'/'.join(str(g) for g in sorted(gpus))}{kind} GPUs each; data links {link_text}"
             else:
                 drives = Counter(len(h.drives) for h in hosts)
                 notes = f"{'/'.join(str(d) for d in sorted(drives))} NVMe each; data links {link_text}"
             rows.append(BomRow(part, model, qty, notes))
+    array = cluster.inventory.array
+    if array is not None:
+        gbytes = array_gbytes(array)
+        reads = array.read_percent
+        mix = f" at {reads}/{100 - reads} read/write" if reads is not None else ""
+        rate = f"{gbytes / array.count:g} GB/s mixed I/O{mix} each; " if gbytes else ""
+        rows.append(BomRow("storage array", array.model, array.count,
+                           f"{rate}{array.protocol.upper()} {array.server}:{array.export} on {array.mount_point}"))
     switches = Counter((s.model.name, s.platform, s.model.ports) for s in cluster.switches.values())
     for (model, platform, ports), qty in sorted(switches.items()):
         rows.append(BomRow("switch", model, qty, f"{ports} ports, {platform}"))

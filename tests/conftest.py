@@ -14,6 +14,7 @@ from pathlib import Path
 
 import labsupport as testing
 import pytest
+import sitelab
 
 REPO = Path(__file__).resolve().parent.parent
 LAB_INVENTORY = Path(os.environ.get("RACFG_LAB_INVENTORY", REPO / "inventory" / "lab.yaml"))
@@ -24,6 +25,16 @@ def lab() -> Iterator[testing.LabHandle]:
     """A running lab of inventory/lab.yaml (``RACFG_LAB_INVENTORY`` overrides), torn down after the session."""
     with testing.running_lab(LAB_INVENTORY) as handle:
         yield handle
+
+
+@pytest.fixture(scope="session")
+def deployed_site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[sitelab.DeployedSite]:
+    """tests/vallab.yaml built fresh and deployed once per session; shared by validate and drift."""
+    with testing.running_lab(sitelab.INVENTORY, fresh=True) as handle:
+        site = sitelab.DeployedSite(handle, tmp_path_factory.mktemp("vallab-state"))
+        site.deploy()
+        site.settled()
+        yield site
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -31,10 +31,10 @@ def _value(probe, attribute: str) -> str | None:
             names = {k.split(":", 1)[1] for k in probe.sections if k.startswith("ethtool_i:")}
             return ", ".join(sorted({str(link["mtu"]) for link in links if link.get("ifname") in names})) or None
         if attribute == "drives":
-            section = probe.get("lsblk")
-            if section is None or not section.ok:
-                return None
-            disks = [d for d in parse_lsblk_json(section.out) if d.path.startswith("/dev/nvme")]
+            # the declared drives as each host resolves them: how many are there, of which models
+            found = [parse_lsblk_json(s.out) for k, s in sorted(probe.sections.items())
+                     if k.startswith("drive:") and s.ok]
+            disks = [d[0] for d in found if d]
             models = sorted({d.model or "(no model)" for d in disks})
             return f"{len(disks)} x {', '.join(models)}" if disks else "0 drives"
         if attribute == "gpu_driver":

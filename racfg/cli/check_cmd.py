@@ -55,14 +55,26 @@ def finding_dict(cluster: Cluster, f: Finding) -> dict[str, Any]:
 
 
 def _budget_lines(b: BandwidthBudget) -> list[str]:
-    if b.gpu_servers == 0 or b.storage_nodes == 0:
-        return ["Bandwidth budget: needs at least one dgx and one storage host."]
+    if b.gpu_servers == 0 or (b.storage_nodes == 0 and b.array is None):
+        return ["Bandwidth budget: needs at least one dgx and one storage host (or an array)."]
     verdict = "keeps every GPU server fed" if b.fed else "does NOT keep every GPU server fed"
+    table = ", ".join(f"{n} on {w}" for w, n in b.servers_by_workload().items())
+    if b.array is not None:
+        return [
+            f"Bandwidth budget ({b.workload}): {b.gpu_servers} GPU servers need {b.demand:.2f} GB/s "
+            f"({b.demand_per_server:.2f} GB/s each, links carry {b.client_link:.1f} GB/s each).",
+            f"  {b.array} supplies {b.array_gbytes_per_s:g} GB/s mixed I/O, {b.training_share:.0%} of it for "
+            f"training = {b.supply:.2f} GB/s; feeds {b.servers_fed} such servers: {verdict}.",
+            f"  8-GPU servers it feeds for training: {table}.",
+        ]
+    iops = f", {b.supply_iops / 1e6:.2f}M IOPS 4K random reads" if b.supply_iops else ""
     return [
         f"Bandwidth budget ({b.workload}): {b.gpu_servers} GPU servers need {b.demand:.1f} GB/s "
         f"({b.demand_per_server:.2f} GB/s each, links carry {b.client_link:.1f} GB/s each).",
         f"  {b.storage_nodes} storage nodes supply {b.supply:.1f} GB/s (nodes {b.supply_nodes:.1f}, "
-        f"links {b.supply_links:.1f}); headroom {b.headroom:+.0%}; feeds {b.servers_fed} such servers: {verdict}.",
+        f"links {b.supply_links:.1f}){iops}; headroom {b.headroom:+.0%}; feeds {b.servers_fed} such servers: "
+        f"{verdict}.",
+        f"  8-GPU servers it feeds for training: {table}.",
     ]
 
 

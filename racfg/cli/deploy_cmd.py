@@ -88,7 +88,8 @@ def deploy(
     limit: str | None = typer.Option(None, "--limit", "-l", envvar="RACFG_LIMIT",
                                      help="Only these hosts or groups (Ansible pattern: dgx01,storage)."),
     tags: str | None = typer.Option(None, "--tags", "-t", envvar="RACFG_TAGS",
-                                    help="Only these roles: common,fabric,ofed,gpu,nvme_storage,weka,switch."),
+                                    help="Only these roles: common,fabric,ofed,gpu,nfs_client,nvme_storage,weka,"
+                                    "switch."),
     skip_tags: str | None = typer.Option(None, "--skip-tags", envvar="RACFG_SKIP_TAGS", help="Skip these roles."),
     check: bool = typer.Option(False, "--check", envvar="RACFG_CHECK", help="Plan only: change nothing."),
     diff: bool = typer.Option(False, "--diff", envvar="RACFG_DIFF", help="Show what changes (or would change)."),

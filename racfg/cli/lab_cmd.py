@@ -94,7 +94,7 @@ def down_cmd(
     """Remove a lab: machines, namespaces, veths, bridges, mounts, loop devices and processes."""
     prereq.require()
     if all_labs:
-        removed = teardown_all()
+        removed = teardown_all() + lifecycle.restore_limits()
         left = leftovers(None)
     else:
         if not inventory and not site:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import shutil
 import sys
-from dataclasses import replace
 from pathlib import Path
 
 import typer
@@ -13,10 +12,9 @@ from racfg.cli.app import app
 from racfg.cli.check_cmd import INVENTORY_ARG
 from racfg.cli.providers import overrides_for
 from racfg.cli.reporting import FORMAT_OPTION, OUTPUT_OPTION, VERBOSE_OPTION, ResultFormat, emit
-from racfg.connection import ConnectionOverrides
 from racfg.console import is_tty, say
 from racfg.errors import ExitCode, UsageError
-from racfg.inventory import Cluster, load_cluster
+from racfg.inventory import load_cluster
 from racfg.runs import RunRecord
 
 SMOKE_EXIT = ("Exit codes: 0 every measurement met its reference; 1 something did not (a link below its share "
@@ -24,23 +22,6 @@ SMOKE_EXIT = ("Exit codes: 0 every measurement met its reference; 1 something di
               "reference); 2 bad command line or invalid inventory; 3 could not measure (unreachable host, a "
               "deploy holding the site lock, interrupted). --compare: 1 when a metric got worse beyond the "
               "tolerance.")
-
-
-def smoke_overrides(cluster: Cluster) -> ConnectionOverrides:
-    """The provider's overrides plus, on a lab, each cable's shaped rate (the line rate smoke judges against).
-
-    The one place smoke learns about the lab; when the lab's own overrides carry the link rates,
-    this reduces to ``overrides_for``.
-    """
-    overrides = overrides_for(cluster)
-    if overrides.provider != "lab" or overrides.link_rates_mbit:
-        return overrides
-    from racfg.lab.state import load_state
-
-    state = load_state(cluster.name)
-    rates = {(c.host, c.nic): int(c.lab_rate_mbit) for c in state.cables} if state else {}
-    return replace(overrides, link_rates_mbit=rates,
-                   substitutions=(*overrides.substitutions, "line rate of each link = its lab shaped rate"))
 
 
 class _Progress:
@@ -109,7 +90,7 @@ def smoke(
         raise UsageError(f"--skip: unknown phase {', '.join(sorted(skipped - set(PHASES)))}",
                          hint="phases: " + ", ".join(PHASES))
     cluster = load_cluster(inventory)
-    overrides = smoke_overrides(cluster)
+    overrides = overrides_for(cluster)
     if fmt is ResultFormat.table:
         for line in overrides.substitutions:
             say(f"lab: {line}")

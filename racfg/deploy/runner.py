@@ -34,6 +34,8 @@ class DeployOptions(Selection):
     playbook: str = "site.yml"
     baseline: bool = True
     progress_to_stderr: bool = False  # keep stdout for a machine-readable recap
+    lock_holder: str | None = None  # who holds the site lock, for others' messages ("drift")
+    quiet: bool = False  # no live view (a caller such as drift shows its own progress)
 
 
 @dataclass
@@ -88,7 +90,9 @@ def run_deploy(cluster: Cluster, options: DeployOptions, title: str = "deploy",
     """
     in_scope = switches_in_scope(cluster, options)
     run_preflight(cluster, in_scope, overrides)
-    with site_lock(state_dir() / "locks", cluster.name, "deploy"), stop_on_signals() as stop:
+    with site_lock(state_dir() / "locks", cluster.name, "deploy", shared=options.check,
+                   holder=options.lock_holder or ("deploy --check" if options.check else "deploy")), \
+            stop_on_signals() as stop:
         record = RunRecord.create("deploy" if not options.check else "deploy-check")
         inventory_dir = record.path / "inventory"
         write_rendered(cluster, inventory_dir)
@@ -105,7 +109,8 @@ def run_deploy(cluster: Cluster, options: DeployOptions, title: str = "deploy",
                 connection_inventory=write_connection_vars(cluster, overrides, record.path / "connection"),
                 secret_vars=secrets,
             )
-            view = RunView(f"{title} {cluster.name}", verbose=options.verbose, to_stderr=options.progress_to_stderr)
+            view = RunView(f"{title} {cluster.name}", verbose=options.verbose, to_stderr=options.progress_to_stderr,
+                           quiet=options.quiet)
             tracker = RunTracker(total_tasks=run.count_tasks(), on_line=view.line_sink(), verbose=options.verbose)
             interrupted = _play(run, tracker, view, stop)
         hosts = [h.as_dict() for h in sorted(tracker.hosts.values(), key=lambda h: h.name)]
@@ -162,13 +167,31 @@ def record_baseline(cluster: Cluster, run: PlaybookRun, record: RunRecord,
 
     Returns (baseline directory, None), or (None, why not): the previous baseline then stays.
     """
+    staging, error = collect_facts(cluster, run.inventory, run.connection_inventory, record.path / "facts",
+                                   overrides, stop, forks=run.selection.forks)
+    if staging is None:
+        return None, error
+    path = commit_baseline(cluster.name, staging, {"site": cluster.name, "run": str(record.path),
+                                                   "inventory": str(cluster.path), "source": f"deploy "
+                                                   f"{record.path.name}"})
+    return path, None
+
+
+def collect_facts(cluster: Cluster, inventory: Path, connection_inventory: Path | None, record_dir: Path,
+                  overrides: ConnectionOverrides = NO_OVERRIDES, stop: threading.Event | None = None,
+                  forks: int = 20) -> tuple[Path | None, str | None]:
+    """Read every host's and switch's facts into a fresh staging directory (hosts/, switches/).
+
+    Returns (staging directory, None) or (None, why not). Read-only: facts.yml changes nothing.
+    Used for the baseline after a deploy and by drift for "now".
+    """
     from racfg.errors import RacfgError
 
     staging = staging_dir(cluster.name)
-    facts_run = PlaybookRun(playbook="facts.yml", inventory=run.inventory, record_dir=record.path / "facts",
-                            selection=Selection(forks=run.selection.forks),
+    facts_run = PlaybookRun(playbook="facts.yml", inventory=inventory, record_dir=record_dir,
+                            selection=Selection(forks=forks),
                             extravars={"racfg_baseline_dir": str(staging / "hosts")},
-                            connection_inventory=run.connection_inventory)
+                            connection_inventory=connection_inventory)
     tracker = RunTracker()
     if facts_run.run(tracker, stop or threading.Event()):
         return None, "interrupted"
@@ -181,9 +204,7 @@ def record_baseline(cluster: Cluster, run: PlaybookRun, record: RunRecord,
         return None, f"switch facts could not be read ({exc})"
     for name, facts in switches.items():
         (staging / "switches" / f"{name}.json").write_text(json.dumps(facts, indent=2, sort_keys=True) + "\n")
-    path = commit_baseline(cluster.name, staging, {"site": cluster.name, "run": str(record.path),
-                                                   "inventory": str(cluster.path)})
-    return path, None
+    return staging, None
 
 
 def switch_baseline(cluster: Cluster, overrides: ConnectionOverrides = NO_OVERRIDES) -> dict[str, dict[str, Any]]:

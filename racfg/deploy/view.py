@@ -49,17 +49,18 @@ def live_renderable(tracker: RunTracker, title: str) -> Group:
 class RunView:
     """Shows a running play: rich Live on a TTY, one plain line per change or failure otherwise."""
 
-    def __init__(self, title: str, verbose: bool = False, to_stderr: bool = False) -> None:
+    def __init__(self, title: str, verbose: bool = False, to_stderr: bool = False, quiet: bool = False) -> None:
         self.title = title
         self.verbose = verbose
+        self.quiet = quiet  # a caller (drift) that shows its own progress: nothing printed here
         self.stream = sys.stderr if to_stderr else sys.stdout
-        self.tty = is_tty(self.stream)
+        self.tty = is_tty(self.stream) and not quiet
         self._live: Live | None = None
         self._print_lock = threading.Lock()
 
     def line_sink(self) -> Callable[[str], None] | None:
         """Where the tracker's event lines go: printed in plain mode, dropped under Live."""
-        if self.tty and not self.verbose:
+        if (self.tty and not self.verbose) or self.quiet:
             return None
 
         def sink(text: str) -> None:
@@ -80,7 +81,7 @@ class RunView:
             self._live = Live(live_renderable(tracker, self.title), console=target, refresh_per_second=4,
                               get_renderable=lambda: live_renderable(tracker, self.title), transient=False)
             self._live.start()
-        else:
+        elif not self.quiet:
             print(f"{self.title}: running ...", file=self.stream, flush=True)
 
     def __exit__(self, *exc: object) -> None:

@@ -70,6 +70,7 @@ class ClusterHost:
     vars: dict[str, Any]
     src: Loc
     range_index: int = 0  # position inside its name range (0 for the first or a single host)
+    gpu_model: str | None = None  # for the bill of materials: the inventory's, else the catalog's
 
 
 @dataclass
@@ -141,6 +142,9 @@ def build_cluster(inv: m.Inventory, path: Path, display: str, root: Any) -> Clus
         if gpus is None:
             known = HOST_MODELS.get(model_name or "")
             gpus = known.gpus if known else 0
+        gpu_model, _ = _pick("gpu_model", host, inv.defaults)
+        if gpu_model is None and HOST_MODELS.get(model_name or "") is not None:
+            gpu_model = HOST_MODELS[model_name or ""].gpu_model or None
         host_vars, _ = _pick("vars", host, inv.defaults)
         per_switch: dict[str, int] = {}
         for nic in nics:
@@ -173,6 +177,7 @@ def build_cluster(inv: m.Inventory, path: Path, display: str, root: Any) -> Clus
                     vars=dict(host_vars or {}),
                     src=host_src,
                     range_index=k,
+                    gpu_model=gpu_model,
                 )
             )
     return cluster

@@ -192,6 +192,8 @@ class HostBase(Strict):
     ssh_port: int | None = Field(None, ge=1, le=65535)
     model: str | None = None
     gpus: int | None = Field(None, ge=0, le=64, description="dgx hosts: expected GPU count (default: from model).")
+    gpu_model: str | None = Field(None, description="dgx hosts: GPU model for the bill of materials, e.g. "
+                                  "Tesla V100 SXM2 16GB (default: from model).")
     drives: list[Drive] | None = Field(None, description="storage hosts: NVMe drives for Weka.")
     wipe_drives: bool | None = Field(None, description="storage hosts: allow wiping drives that carry data.")
     nics: list[Nic] | None = None
@@ -273,6 +275,11 @@ class Software(Strict):
     tuning: Tuning = Field(default_factory=Tuning)
 
 
+SHAPE_PATTERN = r"^[1-9][0-9]*x[1-9][0-9]*$"
+Shape = Annotated[str, Field(pattern=SHAPE_PATTERN, description="NODESxGPUS_PER_NODE, e.g. 2x4.")]
+StepKey = Annotated[int, Field(ge=1)] | Shape
+
+
 class Reference(Strict):
     """A performance reference in ReFrame's shape: value, relative lower/upper bounds, unit."""
 
@@ -290,6 +297,9 @@ class Budget(Strict):
     storage_node_gbytes_per_s: float = Field(
         5.625, gt=0, description="Throughput one storage node delivers (RA: +22.5 GB/s per 4-node BigTwin)."
     )
+    storage_node_iops: float = Field(
+        250_000, gt=0, description="4 KiB random-read IOPS one storage node delivers (RA: +1M IOPS per 4-node BigTwin)."
+    )
     nic_efficiency: float = Field(0.86, gt=0, le=1, description="Usable share of line rate (RA: 86% on FIO).")
 
     @model_validator(mode="after")
@@ -297,6 +307,21 @@ class Budget(Strict):
         if self.workload == "custom" and self.client_gbytes_per_s is None:
             raise ValueError("workload 'custom' needs client_gbytes_per_s")
         return self
+
+
+class Equivalence(Strict):
+    """Shapes that must perform alike (seed 004: one server x 8 GPUs = 2 x 4 = 4 x 2). The first shape
+    is the baseline; every other one must lie within +-band of it."""
+
+    shapes: list[Shape] = Field(min_length=2, description="Shapes NODESxGPUS, the first is the baseline.")
+    band: float = Field(0.05, gt=0, lt=1, description="Largest relative difference from the baseline, e.g. 0.05.")
+
+    @field_validator("shapes")
+    @classmethod
+    def _distinct(cls, value: list[str]) -> list[str]:
+        if len(set(value)) != len(value):
+            raise ValueError("a shape is listed twice")
+        return value
 
 
 class UserBenchmark(Strict):
@@ -310,8 +335,13 @@ class UserBenchmark(Strict):
         "ssh", description="ssh: run on every node of the step and add the figures; else launched once.")
     regex: str = Field(description="Regular expression whose first group is the figure.")
     unit: str = ""
-    steps: list[Annotated[int, Field(ge=1)]] | None = Field(None, description="Node counts (default: smoke steps).")
+    steps: list[StepKey] | None = Field(
+        None, description="Node counts (every GPU of a node), or shapes NODESxGPUS such as 2x4 ({gpus} in the "
+        "command is then the GPUs per node); default: the smoke steps.")
     timeout_s: float = Field(600, gt=0, description="Upper bound of one step; its processes are stopped after it.")
+    equivalent: list[Equivalence] = Field(
+        default_factory=list, description="Groups of shapes that must give the same figure within a band: "
+        "scale-out equals scale-up (1x8 = 2x4 = 4x2). Their shapes run even when steps omit them.")
 
     @field_validator("regex")
     @classmethod
@@ -345,11 +375,39 @@ class Acceptance(Strict):
     client_storage_gbytes_per_s: float = Field(
         10.8, gt=0, description="Per-client storage read bandwidth (RA: 10.8 GB/s on one 100G link)."
     )
-    references: dict[str, dict[int, Reference]] = Field(
-        default_factory=dict, description="Benchmark name -> node count -> reference."
+    references: dict[str, dict[StepKey, Reference]] = Field(
+        default_factory=dict, description="Benchmark name -> node count (or shape NODESxGPUS, e.g. 2x4) -> reference."
     )
     budget: Budget = Field(default_factory=Budget)
     smoke: Smoke = Field(default_factory=Smoke)
+
+
+class StorageArray(Strict):
+    """External shared storage that is one appliance rather than Weka hosts (seed 002: GPU servers on an
+    IntelliFlash N5800 NVMe all-flash array over NFS). racfg does not configure the array; it sizes it in
+    the budget (mixed-I/O throughput x the share given to training), mounts its export on the GPU
+    servers, checks the mount and measures through it."""
+
+    name: str = Field(pattern=NAME_PATTERN, description="Name of the array (reports, BOM).")
+    model: str = Field(description="Array model, e.g. IntelliFlash N5800 (see racfg catalog).")
+    count: int = Field(1, ge=1, le=64, description="Arrays of this model behind the export (the budget adds them).")
+    mixed_gbytes_per_s: float | None = Field(
+        None, gt=0, description="Mixed-I/O throughput of one array at read_percent reads (GB/s); "
+        "default: the catalog's figure for the model (N5800: 23.5).")
+    read_percent: int | None = Field(None, ge=0, le=100, description="Read share of that mix, e.g. 80 (80/20).")
+    training_share: float = Field(
+        0.3, gt=0, le=1, description="Share of the array's bandwidth given to training (the talk: 30%; "
+        "the rest serves preparation, inference and other work).")
+    protocol: Literal["nfs", "sshfs"] = Field(
+        "nfs", description="nfs: kernel NFS client. sshfs: FUSE over SFTP (the lab's stand-in where the "
+        "kernel has no NFS client).")
+    server: str = Field(description="Data-fabric IPv4 address (or name) the export is served on.")
+    export: str = Field(pattern=r"^/", description="Exported path on the server, e.g. /export/ai.")
+    mount_point: str = Field("/mnt/array", pattern=r"^/.", description="Where the GPU servers mount it.")
+    mount_options: list[Annotated[str, Field(pattern=r"^[^\s,]+$")]] = Field(
+        default_factory=lambda: ["hard", "proto=tcp", "vers=3", "rsize=1048576", "wsize=1048576"],
+        description="Mount options, one per item; validate checks those the kernel reports in /proc/mounts.")
+    clients: Literal["dgx", "none"] = Field("dgx", description="Which hosts mount the export.")
 
 
 class Inventory(Strict):
@@ -361,4 +419,5 @@ class Inventory(Strict):
     defaults: Defaults = Field(default_factory=Defaults)
     hosts: list[Host] = Field(min_length=1)
     software: Software = Field(default_factory=Software)
+    array: StorageArray | None = Field(None, description="External storage array the GPU servers mount (seed 002).")
     acceptance: Acceptance = Field(default_factory=Acceptance)

@@ -88,8 +88,10 @@ def connection_overrides(site: str) -> ConnectionOverrides:
                              "say lab: true")
     substitutions.append("no GPUs: dgx hosts report 'no GPU' as a skip instead of failing")
     substitutions.append("lldpd announces every second (racfg_lldp_tx_interval: 1) so cabling shows at once")
+    substitutions.append("line rate of each link = its lab shaped rate (tc tbf, both directions)")
+    rates = {(c.host, c.nic): int(c.lab_rate_mbit) for c in state.cables}
     return ConnectionOverrides(provider="lab", ssh_key=key, known_hosts=known, switch_passwords=passwords,
-                               substitutions=tuple(substitutions),
+                               substitutions=tuple(substitutions), link_rates_mbit=rates,
                                host_vars={"racfg_gpu_required": False, "racfg_lldp_tx_interval": 1})
 
 

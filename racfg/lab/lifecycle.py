@@ -18,7 +18,7 @@ from pathlib import Path
 from racfg.errors import CannotRunError, RacfgError, UsageError
 from racfg.inventory.cluster import Cluster
 from racfg.inventory.loader import load_cluster
-from racfg.lab import drives, fabric, image, lldpd, machines, names, prereq, repo, switches, timeserver
+from racfg.lab import drives, fabric, image, limits, lldpd, machines, names, prereq, repo, switches, timeserver
 from racfg.lab.netns import create_netns
 from racfg.lab.sh import log, run
 from racfg.lab.state import CableState, HostState, LabState, SwitchState, load_state, save_state, site_dir
@@ -113,6 +113,8 @@ def up(path: str | Path, *, scale_mbit_per_100g: int = fabric.DEFAULT_SCALE_MBIT
         if existing is not None or site_dir(site).exists():
             say(f"removing the remains of an earlier lab of site {site}")
             teardown_site(site)
+        # Before anything is made: a pod-size lab must not die at its 27th host on a stock machine.
+        limits.ensure(len(cluster.hosts), len(cluster.switches), lab_root(), say)
         return _build(cluster, Path(path), inv_hash, scale_mbit_per_100g, say)
 
 
@@ -295,5 +297,14 @@ def down(path: str | Path | None = None, *, site: str | None = None) -> list[str
             raise UsageError("give an inventory file or a site")
         site = load_cluster(path).name
     with site_lock(lab_root(), site, "lab"):
-        return teardown_site(site)
+        removed = teardown_site(site)
+    return removed + restore_limits()
+
+
+def restore_limits() -> list[str]:
+    """Once the last lab is down, put back the sysctls ``lab up`` raised (notes of what was)."""
+    notes = limits.restore(lab_root(), lambda: limits.no_lab_running(lab_root()))
+    for note in notes:
+        log.warning("%s", note)
+    return notes
 

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from racfg.errors import CannotRunError
 from racfg.lab import repo
+from racfg.lab.limits import boot_failure_cause
 from racfg.lab.netns import kill_netns_processes, netns_pids
 from racfg.lab.sh import ok, run
 from racfg.lab.state import HostState
@@ -102,6 +103,8 @@ def nspawn_argv(host: HostState, repo_dir: Path) -> list[str]:
                  f"--bind={sys_dir}/devices/virtual/net:/sys/devices/virtual/net"]
     for path, loop in sorted(host.drives.items()):
         argv.append(f"--bind={loop}:{path}")
+    if Path("/dev/fuse").exists():  # FUSE mounts (sshfs: the array stand-in where the kernel has no NFS)
+        argv.append("--bind=/dev/fuse")
     return argv
 
 
@@ -184,9 +187,9 @@ def wait_ssh(hosts: list[HostState], timeout: float, log_dir: Path) -> None:
     while pending and time.monotonic() < deadline:
         for name, host in list(pending.items()):
             if not is_running(host.pid):
-                tail = _tail(log_dir / f"{name}.log")
-                raise CannotRunError(f"lab host {name} stopped while booting: {tail}",
-                                     hint=f"see {log_dir / (name + '.log')}")
+                cause, fix = boot_failure_cause(_read_log(log_dir / f"{name}.log"))
+                raise CannotRunError(f"lab host {name} stopped while booting: {cause}",
+                                     hint=(f"{fix}; " if fix else "") + f"see {log_dir / (name + '.log')}")
             if ssh_banner(host.mgmt, timeout=0.5):
                 del pending[name]
         if pending:
@@ -199,5 +202,12 @@ def wait_ssh(hosts: list[HostState], timeout: float, log_dir: Path) -> None:
 def _tail(path: Path, lines: int = 3) -> str:
     try:
         return " | ".join(path.read_text(errors="replace").strip().splitlines()[-lines:]) or "no output"
+    except FileNotFoundError:
+        return "no log"
+
+
+def _read_log(path: Path) -> str:
+    try:
+        return path.read_text(errors="replace")
     except FileNotFoundError:
         return "no log"

@@ -32,7 +32,7 @@ from racfg.paths import lab_root
 # What the roles install (OFED inbox flavour, perf tools, NVMe, time). iperf3, fio and chrony
 # are in the image already (DESIGN.md's list); the rest must come from here.
 PACKAGES = ("rdma-core", "ibverbs-utils", "infiniband-diags", "perftest", "nvme-cli", "fio", "iperf3", "chrony",
-            "lldpd")
+            "lldpd", "sshfs")
 MOUNT_POINT = "/srv/racfg-repo"
 SOURCES_LINE = f"deb [trusted=yes] file:{MOUNT_POINT} ./\n"
 RECIPE_VERSION = 1

@@ -10,10 +10,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from racfg.catalog import ARRAY_MODELS
+from racfg.inventory import model as m
 from racfg.inventory.cluster import Cluster, ClusterHost
 
 # Storage read rate one 8-GPU server needs while training (RA.md, seed 002).
 WORKLOAD_GBYTES_PER_8_GPUS = {"resnet50": 0.8, "lenet": 2.5}
+
+
+def array_gbytes(array: m.StorageArray) -> float | None:
+    """Mixed-I/O throughput of all the declared arrays: the inventory's figure, else the catalog's."""
+    known = ARRAY_MODELS.get(array.model)
+    per_array = array.mixed_gbytes_per_s or (known.mixed_gbytes_per_s if known else None)
+    return per_array * array.count if per_array is not None else None
 
 
 def _link_gbytes(host: ClusterHost, efficiency: float) -> float:
@@ -32,9 +41,15 @@ class BandwidthBudget:
     supply_nodes: float  # what the storage nodes can serve
     supply_links: float  # what their links can carry
     demand: float
+    supply_iops: float = 0.0  # 4 KiB random reads the storage nodes serve (0: an array, not sized in IOPS)
+    array: str | None = None  # the external array feeding the GPU servers, when one is declared
+    array_gbytes_per_s: float = 0.0  # its mixed-I/O throughput (all of it)
+    training_share: float = 1.0  # the share of it given to training
 
     @property
     def supply(self) -> float:
+        if self.array is not None:
+            return self.array_gbytes_per_s * self.training_share
         return min(self.supply_nodes, self.supply_links)
 
     @property
@@ -44,14 +59,26 @@ class BandwidthBudget:
 
     @property
     def fed(self) -> bool:
-        return self.supply >= self.demand and self.client_link >= self.demand_per_server
+        enough = self.servers_fed >= self.gpu_servers if self.array is not None else self.supply >= self.demand
+        return enough and self.client_link >= self.demand_per_server
 
     @property
     def servers_fed(self) -> int:
         """How many such GPU servers this storage keeps saturated."""
-        if self.demand_per_server <= 0:
+        return self.servers_for(self.demand_per_server)
+
+    def servers_for(self, per_server: float) -> int:
+        """GPU servers needing ``per_server`` GB/s each that the supply feeds. Storage nodes: whole servers
+        fully fed (floor). An array is sized as its vendor's talk sizes it, to the nearest server: the
+        per-server rates are approximate (~0.8 GB/s), and 7.05 / 0.8 = 8.8 is the talk's "nine"."""
+        if per_server <= 0:
             return 0
-        return int(self.supply // self.demand_per_server)
+        ratio = self.supply / per_server
+        return int(ratio + 0.5) if self.array is not None else int(ratio)
+
+    def servers_by_workload(self, gpus: int = 8) -> dict[str, int]:
+        """The sizing table of seed 002: how many ``gpus``-GPU servers each known workload can run."""
+        return {name: self.servers_for(rate * gpus / 8.0) for name, rate in WORKLOAD_GBYTES_PER_8_GPUS.items()}
 
     def as_dict(self) -> dict[str, object]:
         return {
@@ -66,6 +93,11 @@ class BandwidthBudget:
             "demand_gbytes_per_s": round(self.demand, 3),
             "headroom": round(self.headroom, 3) if self.demand > 0 else None,
             "servers_fed": self.servers_fed,
+            "servers_fed_by_workload": self.servers_by_workload(),
+            "supply_iops": round(self.supply_iops),
+            "array": self.array,
+            "array_gbytes_per_s": round(self.array_gbytes_per_s, 3),
+            "training_share": self.training_share,
             "fed": self.fed,
         }
 
@@ -83,6 +115,14 @@ def bandwidth_budget(cluster: Cluster) -> BandwidthBudget:
         per_server = [rate * (host.gpus or 8) / 8.0 for host in dgx]
     demand = sum(per_server)
     links = [_link_gbytes(h, settings.nic_efficiency) for h in dgx]
+    array = cluster.inventory.array
+    if array is not None and array.clients == "dgx":
+        return BandwidthBudget(
+            workload=settings.workload, gpu_servers=len(dgx), demand_per_server=max(per_server, default=0.0),
+            client_link=min(links, default=0.0), storage_nodes=0, supply_nodes=0.0, supply_links=0.0,
+            demand=demand, array=f"{array.count}x {array.model}" if array.count > 1 else array.model,
+            array_gbytes_per_s=array_gbytes(array) or 0.0, training_share=array.training_share,
+        )
     return BandwidthBudget(
         workload=settings.workload,
         gpu_servers=len(dgx),
@@ -92,4 +132,5 @@ def bandwidth_budget(cluster: Cluster) -> BandwidthBudget:
         supply_nodes=len(storage) * settings.storage_node_gbytes_per_s,
         supply_links=sum(_link_gbytes(h, settings.nic_efficiency) for h in storage),
         demand=demand,
+        supply_iops=len(storage) * settings.storage_node_iops,
     )

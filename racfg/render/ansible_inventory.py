@@ -46,6 +46,7 @@ def group_vars(cluster: Cluster) -> dict[str, Any]:
         ],
         "racfg_ofed": sw.ofed.model_dump(mode="json") if sw.ofed else None,
         "racfg_weka": sw.weka.model_dump(mode="json") if sw.weka else None,
+        "racfg_array": cluster.inventory.array.model_dump(mode="json") if cluster.inventory.array else None,
         "racfg_nvidia_driver": sw.nvidia_driver,
         "racfg_os": sw.os.model_dump(mode="json", exclude_none=True) if sw.os else None,
         "racfg_tuning": sw.tuning.model_dump(mode="json"),

@@ -8,6 +8,7 @@ found, a sentence for people, and the fix (a deploy command, or the operator act
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
@@ -25,6 +26,11 @@ class Status(StrEnum):
 
 # Failures first, then errors, skips, passes: the order people read a report in.
 STATUS_ORDER = {Status.FAIL: 0, Status.ERROR: 1, Status.SKIP: 2, Status.PASS: 3}
+
+
+def natural_key(text: str) -> tuple[object, ...]:
+    """``port[1/2]`` before ``port[1/17]``, ``dgx2`` before ``dgx10``: numbers compare as numbers."""
+    return tuple(int(part) if part.isdigit() else part for part in re.split(r"(\d+)", text))
 
 
 def expected_actual(expected: object, actual: object) -> str:
@@ -119,7 +125,8 @@ class Report:
         worst: dict[str, int] = {}
         for r in self.results:
             worst[r.target] = min(worst.get(r.target, 9), STATUS_ORDER[r.status])
-        return sorted(self.results, key=lambda r: (worst[r.target], r.target, STATUS_ORDER[r.status], r.check))
+        return sorted(self.results, key=lambda r: (worst[r.target], natural_key(r.target), STATUS_ORDER[r.status],
+                                                   natural_key(r.check)))
 
     def as_dict(self) -> dict[str, Any]:
         return {

@@ -5,7 +5,8 @@ their figures are added. ``torchrun``: it runs on every node with a rendezvous o
 and the first node's figure counts. ``mpirun`` / ``horovodrun`` / ``srun``: launched once, on
 the first node, which starts the rest. Placeholders: {host} (this node), {hosts} (the step's
 nodes, comma separated), {nodes} (their count), {address} (this node's first data address),
-{storage} (the storage hosts' data addresses), {duration} (seconds, the run's TCP duration).
+{gpus} (GPUs per node: a NODESxGPUS step's, else the node's), {total_gpus}, {storage} (the storage
+hosts' data addresses), {duration} (seconds, the run's TCP duration).
 """
 
 from __future__ import annotations
@@ -37,11 +38,17 @@ class BenchmarkStep:
     per_node: dict[str, float]
     error: str | None = None
     seconds: float = 0.0
+    shape: str | None = None  # "2x4" for a NODESxGPUS step; None for a whole-node step
+
+    @property
+    def label(self) -> str:
+        return self.shape or f"n{self.n}"
 
 
-def _fields(plan: SmokePlan, hosts: list[str], host: str) -> dict[str, str]:
+def _fields(plan: SmokePlan, hosts: list[str], host: str, gpus: int = 0) -> dict[str, str]:
     links = plan.links_of(host)
-    return {"host": host, "hosts": ",".join(hosts), "nodes": str(len(hosts)),
+    return {"host": host, "hosts": ",".join(hosts), "nodes": str(len(hosts)), "gpus": str(gpus),
+            "total_gpus": str(gpus * len(hosts)),
             "hosts_slots": ",".join(f"{h}:1" for h in hosts), "first": hosts[0],
             "address": links[0].ip if links else "", "storage": ",".join(s.ip for s in plan.storage),
             "duration": str(plan.duration_s)}
@@ -67,19 +74,21 @@ def figure(spec: UserBenchmark, output: str) -> float | None:
         return None
 
 
-def run_step(fleet: Fleet, plan: SmokePlan, spec: UserBenchmark, hosts: list[str]) -> BenchmarkStep:
-    """One step: launch, collect, cut out the figure(s). Processes end by the step's timeout or the finally."""
+def run_step(fleet: Fleet, plan: SmokePlan, spec: UserBenchmark, hosts: list[str], gpus: int = 0,
+             shape: str | None = None) -> BenchmarkStep:
+    """One step: launch, collect, cut out the figure(s). Processes end by the step's timeout or the finally.
+    ``gpus`` is the step's GPUs per node ({gpus}); ``shape`` names a NODESxGPUS step."""
     runners = hosts if spec.launcher in ("ssh", "torchrun") else hosts[:1]
     procs = []
     try:
         for host in runners:
-            command = render(spec, _fields(plan, hosts, host))
+            command = render(spec, _fields(plan, hosts, host, gpus))
             procs.append((host, fleet[host].start(["sh", "-c", command], spec.timeout_s)))
         for _, proc in procs:
             proc.started()
         outputs: dict[str, Completed] = {host: proc.wait() for host, proc in procs}
     except MeasurementError as exc:
-        return BenchmarkStep(len(hosts), hosts, None, {}, exc.message)
+        return BenchmarkStep(len(hosts), hosts, None, {}, exc.message, shape=shape)
     finally:
         stop_unfinished([p for _, p in procs])
     per_node: dict[str, float] = {}
@@ -92,6 +101,6 @@ def run_step(fleet: Fleet, plan: SmokePlan, spec: UserBenchmark, hosts: list[str
         else:
             per_node[host] = value
     if problems:
-        return BenchmarkStep(len(hosts), hosts, None, per_node, "; ".join(problems))
+        return BenchmarkStep(len(hosts), hosts, None, per_node, "; ".join(problems), shape=shape)
     value = sum(per_node.values()) if spec.launcher == "ssh" else per_node[hosts[0]]
-    return BenchmarkStep(len(hosts), hosts, value, per_node)
+    return BenchmarkStep(len(hosts), hosts, value, per_node, shape=shape)

@@ -230,3 +230,31 @@ def reference_result(target: str, check: str, category: str, value: float, unit:
     return Result(target, check, category, Status.PASS if ok else Status.FAIL,
                   message if ok else f"{expected_actual(expected, actual)}; {message}", expected, actual,
                   data=data)
+
+
+def equivalence_result(benchmark: str, unit: str, band: float, values: dict[str, float | None]) -> Result:
+    """Scale-out equals scale-up (seed 004: 1 server x 8 GPUs = 2 x 4 = 4 x 2): every shape's figure
+    within +-band of the first shape's (the baseline). A shape that gave no figure makes it an error."""
+    shapes = list(values)
+    check = f"benchmark/{benchmark}/equivalent/{'='.join(shapes)}"
+    expected = f"{' = '.join(shapes)} within +-{pct(band)} of {shapes[0]}"
+    missing = [s for s, v in values.items() if v is None]
+    if missing:
+        return Result("cluster", check, "benchmark", Status.ERROR,
+                      f"{benchmark}: {', '.join(missing)} gave no figure, so {expected} could not be judged",
+                      expected, None)
+    base = values[shapes[0]] or 0.0
+    deviation = {s: (v or 0.0) / base - 1.0 if base else float("inf") for s, v in values.items()}
+    off = [s for s in shapes[1:] if abs(deviation[s]) > band]
+    figures = ", ".join(f"{s} {values[s]:.4g} {unit}" + (f" ({deviation[s]:+.1%})" if s != shapes[0] else "")
+                        for s in shapes)
+    worst = max((abs(deviation[s]) for s in shapes[1:]), default=0.0)
+    actual = f"largest difference {worst:.1%}" + (f" ({', '.join(off)})" if off else "")
+    message = f"{benchmark}: {figures}"
+    return Result("cluster", check, "benchmark", Status.FAIL if off else Status.PASS,
+                  f"{expected_actual(expected, actual)}; {message}" if off else
+                  f"scale-out equals scale-up: {message}; within +-{pct(band)}",
+                  expected, actual, fix="look at the slower shape's interconnect (across nodes) or its GPU "
+                  "topology (inside a node)" if off else None,
+                  data={"values": values, "deviation": {s: round(d, 5) for s, d in deviation.items()},
+                        "band": band})

@@ -71,7 +71,16 @@ def tcp_ceiling(mtu: int, framing: int = WIRE_FRAMING) -> float:
 @dataclass(frozen=True)
 class Benchmark:
     spec: m.UserBenchmark
-    steps: list[int]
+    steps: list[int | str]  # node counts (every GPU of a node) and shapes NODESxGPUS
+    gpus_per_node: int = 0  # what an int step's {gpus} is: the smallest dgx GPU count
+
+
+def shape_of(step: int | str, gpus_per_node: int) -> tuple[int, int]:
+    """(nodes, GPUs per node) of a benchmark step: ``4`` is 4 whole nodes, ``"2x4"`` 2 nodes x 4 GPUs."""
+    if isinstance(step, int):
+        return step, gpus_per_node
+    nodes, gpus = step.split("x")
+    return int(nodes), int(gpus)
 
 
 @dataclass
@@ -94,6 +103,7 @@ class SmokePlan:
     weka_mount: str | None
     benchmark: Benchmark | None = None
     notes: list[str] = field(default_factory=list)
+    array_mount: str | None = None  # the external array's mount point on the clients, when declared
 
     @property
     def client_hosts(self) -> list[str]:
@@ -162,7 +172,9 @@ def build_plan(cluster: Cluster, overrides: ConnectionOverrides, *, hosts: list[
     storage = [_link(h, n, overrides) for h in cluster.role("storage") for n in h.nics]
     if not clients:
         raise UsageError(f"site {cluster.name} has no dgx data link to measure")
-    if not storage:
+    array = cluster.inventory.array
+    array_mount = array.mount_point if array is not None and array.clients == "dgx" else None
+    if not storage and array_mount is None:
         raise UsageError(f"site {cluster.name} has no storage data link to measure against",
                          hint="smoke loads the dgx links from the storage hosts")
     n_clients = len(dict.fromkeys(c.host for c in clients))
@@ -177,8 +189,14 @@ def build_plan(cluster: Cluster, overrides: ConnectionOverrides, *, hosts: list[
     pick = 1 if lab else 0
     benchmark = None
     if settings.benchmark is not None:
-        bench_steps = sorted({s for s in (settings.benchmark.steps or steps) if s <= n_clients})
-        benchmark = Benchmark(settings.benchmark, bench_steps)
+        gpus = min((h.gpus for h in dgx), default=0)
+        wanted = [*(settings.benchmark.steps or steps), *(s for g in settings.benchmark.equivalent for s in g.shapes)]
+        too_big = [str(s) for s in dict.fromkeys(wanted) if shape_of(s, gpus)[0] > n_clients]
+        if too_big:
+            notes.append(f"benchmark steps above {n_clients} clients left out: {', '.join(too_big)}")
+        bench_steps = sorted({s for s in wanted if shape_of(s, gpus)[0] <= n_clients},
+                             key=lambda s: (*shape_of(s, gpus), isinstance(s, str)))
+        benchmark = Benchmark(settings.benchmark, bench_steps, gpus)
     weka = cluster.inventory.software.weka
     return SmokePlan(
         site=cluster.name, lab=lab, clients=clients, storage=storage,
@@ -190,5 +208,5 @@ def build_plan(cluster: Cluster, overrides: ConnectionOverrides, *, hosts: list[
         outlier_fraction=settings.outlier_fraction, references=dict(acceptance.references),
         budget=acceptance.budget, fio_path=settings.fio_path,
         weka_mount=weka.mount_point if weka is not None and weka.clients == "dgx" else None,
-        benchmark=benchmark, notes=notes,
+        benchmark=benchmark, notes=notes, array_mount=array_mount,
     )

@@ -26,13 +26,14 @@ from racfg.smoke.judge import (
     LinkMeasurement,
     StepMeasurement,
     counter_results,
+    equivalence_result,
     judge_scaling,
     link_result,
     outlier_results,
     reference_result,
 )
 from racfg.smoke.metrics import metric, reference_bounds
-from racfg.smoke.plan import SmokePlan, build_plan
+from racfg.smoke.plan import SmokePlan, build_plan, shape_of
 from racfg.smoke.probes import Probes, StepProbe, SwitchCounters
 from racfg.smoke.remote import Fleet
 from racfg.smoke.tcp import plan_flows, run_load
@@ -91,7 +92,7 @@ def run_smoke(cluster: Cluster, overrides: ConnectionOverrides, options: SmokeOp
     report = Report(command="smoke", site=cluster.name)
     started = time.monotonic()
     try:
-        lock = site_lock(state_dir() / "locks", cluster.name, "deploy")
+        lock = site_lock(state_dir() / "locks", cluster.name, "deploy", holder="smoke")
         lock.__enter__()
     except CannotRunError as exc:
         raise CannotRunError(f"smoke refused: {exc.message}", hint="a deploy changes the cluster under a "
@@ -141,6 +142,11 @@ def _measure(run: _Run) -> None:
     phases = {"links": _links, "scaling": _scaling, "storage": _storage, "rdma": _rdma, "benchmark": _benchmark}
     for name in PHASES:
         if name in run.options.skip:
+            continue
+        if name in ("links", "scaling", "rdma") and not run.plan.storage:
+            run.results.append(Result("cluster", f"{name}/run", name, Status.SKIP,
+                                      f"{name}: no storage host to load the links from (the external array is "
+                                      "not a host smoke can run iperf3 or perftest on)"))
             continue
         try:
             phases[name](run)
@@ -211,11 +217,19 @@ def _scaling(run: _Run) -> None:
 
 def _storage(run: _Run) -> None:
     plan = run.plan
-    clients_mounted = fio.mounted(run.fleet, plan.client_hosts, plan.weka_mount) if plan.weka_mount else []
+    shared = plan.weka_mount or plan.array_mount  # the filesystem the clients read through
+    clients_mounted = fio.mounted(run.fleet, plan.client_hosts, shared) if shared else []
+    if plan.array_mount and not plan.weka_mount and not clients_mounted:
+        run.done += 2
+        run.results.append(Result("cluster", "storage/fio", "storage", Status.FAIL,
+                                  f"the array's export is mounted at {plan.array_mount} on no client",
+                                  f"{plan.array_mount} mounted", "not mounted",
+                                  fix="racfg deploy --tags nfs_client, then racfg validate"))
+        return
     if clients_mounted and not plan.fio_path:
         run.done += 2
         run.results.append(Result("cluster", "storage/fio", "storage", Status.SKIP,
-                                  f"{plan.weka_mount} is mounted on {len(clients_mounted)} clients, but "
+                                  f"{shared} is mounted on {len(clients_mounted)} clients, but "
                                   "acceptance.smoke.fio_path names no file for fio to read (smoke writes nothing)"))
         return
     if clients_mounted:
@@ -260,6 +274,11 @@ def _storage(run: _Run) -> None:
                   f"a drive-side figure (no shared filesystem mounted); give acceptance.references.{key} to judge it")
         run.results.append(reference_result(f"{side}s" if n > 1 else runs[0].target.host, f"storage/{side}/n{n}",
                                             "storage", seq / 1e9, "GB/s", ref, message, data, reason))
+        iops_ref = plan.references.get("fio_randread_iops", {}).get(n) if side == "client" else None
+        if iops_ref is not None:
+            run.results.append(reference_result(f"{side}s" if n > 1 else runs[0].target.host,
+                                                f"storage/{side}/iops/n{n}", "storage", iops, "IOPS", iops_ref,
+                                                message, {"rand_iops": round(iops)}, ""))
         if len(targets) == 1:
             break
 
@@ -297,29 +316,35 @@ def _benchmark(run: _Run) -> None:
     if plan.benchmark is None:
         return
     spec = plan.benchmark.spec
-    steps = []
-    for n in plan.benchmark.steps:
+    all_steps = []
+    for planned in plan.benchmark.steps:
+        n, gpus = shape_of(planned, plan.benchmark.gpus_per_node)
         hosts = plan.client_hosts[:n]
-        run.tick(f"benchmark {spec.name}: {n} node(s)")
+        shape = planned if isinstance(planned, str) else None
+        run.tick(f"benchmark {spec.name}: {shape or n} node(s)")
         started = time.monotonic()
-        step = bench.run_step(run.fleet, plan, spec, hosts)
+        step = bench.run_step(run.fleet, plan, spec, hosts, gpus, shape)
         step.seconds = time.monotonic() - started
-        steps.append(step)
+        all_steps.append(step)
     refs = plan.references.get(spec.name, {})
+    steps = [s for s in all_steps if s.shape is None]  # whole-node steps: their scaling is judged
     base = next((s.value for s in steps if s.n == 1 and s.value), None)
-    for step in steps:
-        check = f"benchmark/{spec.name}/n{step.n}"
+    for step in all_steps:
+        check = f"benchmark/{spec.name}/{step.label}"
+        what = f"{step.shape} (nodes x GPUs)" if step.shape else f"{step.n} node(s)"
         if step.value is None:
             run.results.append(Result("cluster", check, "benchmark", Status.ERROR,
-                                      f"{spec.name} on {step.n} node(s): {step.error}", seconds=step.seconds))
+                                      f"{spec.name} on {what}: {step.error}", seconds=step.seconds))
             continue
-        eff = step.value / (step.n * base) if base else None
-        message = (f"{spec.name} on {step.n} node(s) via {spec.launcher}: {step.value:.4g} {spec.unit}"
+        eff = step.value / (step.n * base) if base and step.shape is None else None
+        message = (f"{spec.name} on {what} via {spec.launcher}: {step.value:.4g} {spec.unit}"
                    + (f", E = {eff:.3f}" if eff is not None else ""))
-        data = {"nodes": step.n, "hosts": step.hosts, "value": step.value, "per_node": step.per_node,
-                "efficiency": eff, "metrics": [metric(f"benchmark.{spec.name}.n{step.n}", step.value, spec.unit)]}
-        result = reference_result("cluster", check, "benchmark", step.value, spec.unit, refs.get(step.n), message,
-                                  data, f"no acceptance.references.{spec.name} for {step.n} node(s)")
+        data = {"nodes": step.n, "shape": step.shape, "hosts": step.hosts, "value": step.value,
+                "per_node": step.per_node, "efficiency": eff,
+                "metrics": [metric(f"benchmark.{spec.name}.{step.label}", step.value, spec.unit)]}
+        ref = refs.get(step.shape or step.n)
+        result = reference_result("cluster", check, "benchmark", step.value, spec.unit, ref, message,
+                                  data, f"no acceptance.references.{spec.name} for {step.shape or step.n}")
         if result.status is Status.SKIP and eff is not None:  # no reference: its scaling is still judged
             ok = eff >= plan.scaling_floor
             result = Result(result.target, check, "benchmark", Status.PASS if ok else Status.FAIL,
@@ -327,10 +352,19 @@ def _benchmark(run: _Run) -> None:
                             f"E >= {plan.scaling_floor:g})", f"E({step.n}) >= {plan.scaling_floor:g}",
                             f"E({step.n}) = {eff:.3f}", data=data)
         run.results.append(replace(result, seconds=step.seconds))
+    by_shape = {s.shape: s.value for s in all_steps if s.shape}
+    for group in spec.equivalent:
+        values = {shape: by_shape.get(shape) for shape in group.shapes}
+        if any(shape not in by_shape for shape in group.shapes):
+            run.results.append(Result("cluster", f"benchmark/{spec.name}/equivalent/{'='.join(group.shapes)}",
+                                      "benchmark", Status.SKIP, "not every shape ran (more nodes than clients): "
+                                      + ", ".join(s for s in group.shapes if s not in by_shape)))
+            continue
+        run.results.append(equivalence_result(spec.name, spec.unit, group.band, values))
     good = [s for s in steps if s.value is not None]
     if len(good) > 1:
-        reference = [(n, r.value, *reference_bounds(r)) for n, r in sorted(refs.items())
-                     if n in {s.n for s in good}]
+        reference = [(n, r.value, *reference_bounds(r)) for n, r in sorted(
+            (k, v) for k, v in refs.items() if isinstance(k, int)) if n in {s.n for s in good}]
         eff_knee = next((s.n for s in good if base and s.value / (s.n * base) < plan.scaling_floor), None)
         path = plots.plot_scaling(run.out_dir / "benchmark.png", f"{plan.site}: benchmark {spec.name} per node count",
                                   [s.n for s in good], [s.value or 0.0 for s in good], spec.unit or "figure",

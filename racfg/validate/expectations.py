@@ -56,6 +56,10 @@ def expected_packages(gv: dict[str, Any], hv: dict[str, Any], codename: str) -> 
     out: dict[str, str] = {"chrony": "common"}
     for package in role_defaults("common").get("common_lldp_packages", []) or []:
         out[str(package)] = "common"
+    array = gv.get("racfg_array") or {}
+    if array and array.get("clients", "dgx") == hv.get("racfg_role"):
+        for package in (role_defaults("nfs_client").get("nfs_client_packages") or {}).get(array.get("protocol"), []):
+            out[str(package)] = "nfs_client"
     ofed = gv.get("racfg_ofed") or {}
     if ofed.get("flavor") == "inbox":
         defaults = role_defaults("ofed")

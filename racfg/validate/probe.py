@@ -136,6 +136,9 @@ def host_commands(hv: dict[str, Any], gv: dict[str, Any], sysctl_keys: list[str]
     if role == "dgx":
         cmds["nvidia_smi"] = "nvidia-smi -q -x"
         cmds["nvlink"] = "nvidia-smi nvlink --status"
+    array = gv.get("racfg_array")
+    if array and array.get("clients", "dgx") == role:
+        cmds["mounts"] = "cat /proc/mounts"
     weka = gv.get("racfg_weka")
     if weka:
         cmds["weka_status"] = "weka status"

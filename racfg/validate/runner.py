@@ -83,8 +83,10 @@ def run_checks(ctx: ValidateContext, options: ValidateOptions,
     """Run validators/ with a prepared context through pytest's API; one Result per check."""
     collector = ResultCollector(on_result)
     vdir = validators_dir()
+    # no terminal output, no output capture (validate may run in a thread beside other work, and
+    # pytest's fd-level capture would swallow their output), no cache written next to validators/
     args = [str(vdir), "-c", str(vdir / "pytest.ini"), "--rootdir", str(vdir), "-p", "no:terminal",
-            "-p", "no:cacheprovider"]
+            "-p", "no:cacheprovider", "--capture=no", "-p", "no:faulthandler"]
     sink = io.StringIO()
     with contextlib.redirect_stdout(sink):
         code = pytest.main(args, plugins=[ContextPlugin(ctx), collector, _Filter(options)])

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from racfg.deploy.baseline import commit_baseline, load_baseline, staging_dir
+from racfg.deploy.baseline import commit_baseline, list_baselines, load_baseline, staging_dir
 from racfg.deploy.preflight import ofed_source_problem
 from racfg.deploy.runner import DeployOptions, switches_in_scope
 from racfg.errors import CannotRunError
@@ -69,8 +69,9 @@ def test_baseline_swaps_whole(tmp_path, monkeypatch):
         commit_baseline("lab", staging, {"site": "lab"})
     baseline = load_baseline("lab")
     assert baseline is not None and baseline["hosts"]["dgx01"] == {"kernel": "2"}
-    assert json.loads((tmp_path / "baseline" / "lab.previous" / "hosts" / "dgx01.json").read_text()) == {
-        "kernel": "1"}
+    older = [b for b in list_baselines("lab") if not b["current"]]
+    assert len(older) == 1
+    assert load_baseline("lab", older[0]["id"])["hosts"]["dgx01"] == {"kernel": "1"}
 
 
 def test_unset_password_variable_is_named_before_anything_runs(tmp_path, monkeypatch):
@@ -211,4 +212,5 @@ def test_gpus_are_required_in_production_and_lifted_only_for_a_lab_run():
     assert yaml.safe_load(files["host_vars/dgx01.yml"])["racfg_gpu_required"] is True
     assert yaml.safe_load(files["host_vars/weka01.yml"])["racfg_gpu_required"] is False
     assert provider_extravars(NO_OVERRIDES) == {}
-    assert provider_extravars(ConnectionOverrides(provider="lab")) == {"racfg_gpu_required": False}
+    lab = ConnectionOverrides(provider="lab", host_vars={"racfg_gpu_required": False})
+    assert provider_extravars(lab) == {"racfg_gpu_required": False}

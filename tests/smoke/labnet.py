@@ -8,7 +8,7 @@ tests set them directly (seconds, instead of an Ansible run).
 from __future__ import annotations
 
 from racfg.lab import api
-from racfg.lab.testing import LabHandle
+from labsupport import LabHandle
 
 JUMBO = 9000
 

@@ -18,11 +18,11 @@ from pathlib import Path
 
 import pytest
 import yaml
+from labsupport import LabHandle, running_lab
 
-from racfg.cli.smoke_cmd import smoke_overrides
+from racfg.cli.providers import overrides_for
 from racfg.inventory import load_cluster
 from racfg.lab import api
-from racfg.lab.testing import LabHandle, running_lab
 from racfg.locking import site_lock
 from racfg.results import Report, Status
 from racfg.smoke.run import SmokeOptions, run_smoke
@@ -53,7 +53,7 @@ def measure(lab: LabHandle, out: Path, only: set[str], inventory: Path = INVENTO
             hosts: list[str] | None = None) -> Report:
     cluster = load_cluster(inventory)
     out.mkdir(parents=True, exist_ok=True)
-    return run_smoke(cluster, smoke_overrides(cluster), SmokeOptions(hosts=hosts, skip=ALL - only), out)
+    return run_smoke(cluster, overrides_for(cluster), SmokeOptions(hosts=hosts, skip=ALL - only), out)
 
 
 def by_check(report: Report) -> dict:

@@ -2,127 +2,41 @@
 fault an operator can make is named precisely (target, check, expected, actual) with nothing
 else failing; validate changes nothing; after `racfg deploy` it is clean again.
 
-The lab is tests/validate/vallab.yaml (3 dgx + 3 storage, one Onyx switch), its own site and
-subnets. Faults are planted the way an operator would: over SSH on the hosts, through the
+The lab is tests/vallab.yaml (3 dgx + 3 storage, one Onyx switch, deployed once per session and
+shared with the drift suite: tests/sitelab.py), its own site and subnets. Faults are planted the
+way an operator would: over SSH on the hosts, through the
 switch's CLI, by moving cables (the lab's swap fault), by powering a host off.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
-import os
 import subprocess
 import sys
-import time
 import xml.etree.ElementTree as ET
-from collections.abc import Callable, Iterator
-from pathlib import Path
 
 import pytest
+from sitelab import INVENTORY, DeployedSite, by_status, wait_for
 
 from racfg.lab import api
-from racfg.switches import SwitchSession, SwitchTarget, read_facts
 
-INVENTORY = Path(__file__).parent / "vallab.yaml"
-RACFG = [sys.executable, "-m", "racfg"]
 pytestmark = pytest.mark.lab
 
 
-def wait_for(what: str, condition: Callable[[], bool], timeout: float = 90.0) -> None:
-    """Poll a real condition with a bounded deadline (never a bare sleep)."""
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
-        time.sleep(1.0)
-
-
-class Site:
-    """The deployed lab and the commands a test runs on it."""
-
-    def __init__(self, handle, state_dir: Path) -> None:
-        self.lab = handle
-        self.env = {**os.environ, "RACFG_STATE_DIR": str(state_dir), "RACFG_PLAIN": "1"}
-
-    def racfg(self, *args: str, timeout: float = 900) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([*RACFG, *args], capture_output=True, text=True, env=self.env, timeout=timeout,
-                              stdin=subprocess.DEVNULL)
-
-    def validate(self, *args: str) -> tuple[int, dict]:
-        proc = self.racfg("validate", str(INVENTORY), "--format", "json", *args)
-        assert proc.returncode in (0, 1, 3), proc.stderr
-        return proc.returncode, json.loads(proc.stdout)
-
-    def deploy(self, *args: str) -> None:
-        proc = self.racfg("deploy", str(INVENTORY), "--yes", *args)
-        assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
-
-    @property
-    def switch(self) -> SwitchTarget:
-        sw = self.lab.cluster.switches["sw1"].spec
-        return SwitchTarget("sw1", sw.platform, sw.mgmt, username="admin",
-                            password=self.lab.overrides.switch_passwords["sw1"])
-
-    def switch_cli(self, lines: list[str], save: bool = True) -> None:
-        """Configure the switch as an operator would, over its SSH CLI."""
-        with SwitchSession(self.switch) as session:
-            session.conn.send_config_set([*lines, *(["configuration write"] if save else [])])
-
-    def lldp_is(self, expected: dict[str, str]) -> bool:
-        """The switch's LLDP table (port -> host) is as given."""
-        lldp = read_facts(self.switch).lldp
-        return all(p in lldp and lldp[p].system_name == host for p, host in expected.items())
-
-    def synchronised(self, host: str) -> bool:
-        out = self.lab.ssh(host, "chronyc -n tracking", check=False).stdout
-        return "Leap status     : Normal" in out
-
-    def settled(self) -> None:
-        """Wait until time sync and LLDP have converged after a (re)start: both take seconds."""
-        for host in self.lab.hosts():
-            wait_for(f"chrony on {host.name} to synchronise", lambda h=host.name: self.synchronised(h))
-        wanted = {n.port: h.name for h in self.lab.hosts() for n in h.nics}
-        wait_for("the switch to hear every host over LLDP", lambda: self.lldp_is(wanted))
+@pytest.fixture
+def site(deployed_site: DeployedSite) -> DeployedSite:
+    return deployed_site
 
 
 def failing(report: dict) -> set[str]:
-    return {r["check"] for r in report["results"] if r["status"] == "fail"}
+    return by_status(report, "fail")
 
 
 def errors(report: dict) -> set[str]:
-    return {r["check"] for r in report["results"] if r["status"] == "error"}
-
-
-@pytest.fixture(scope="module")
-def site(tmp_path_factory) -> Iterator[Site]:
-    from labsupport import running_lab
-
-    with running_lab(INVENTORY, fresh=True) as handle:
-        s = Site(handle, tmp_path_factory.mktemp("state"))
-        s.deploy()
-        s.settled()
-        yield s
-
-
-def fingerprint(s: Site) -> dict[str, str]:
-    """What a read-only command must leave exactly as it was: switch config and host state."""
-    with SwitchSession(s.switch) as session:
-        running = "\n".join(line for line in session.show("show running-config").splitlines()
-                            if not line.startswith("##"))
-        saved = session.show("show configuration files")
-    out = {"sw1": hashlib.sha256((running + saved).encode()).hexdigest()}
-    probe = ("cat /etc/sysctl.d/*.conf /etc/chrony/chrony.conf /etc/hosts 2>&1; ip -j addr; "
-             "dpkg-query -W; ls -l /dev/nvme* 2>&1; systemctl is-active chrony lldpd; "
-             "find /etc /root /var/lib/dpkg -newer /etc/hostname -type f 2>/dev/null | sort")
-    for host in s.lab.hosts():
-        text = s.lab.ssh(host.name, probe, check=False).stdout
-        out[host.name] = hashlib.sha256(text.encode()).hexdigest()
-    return out
+    return by_status(report, "error")
 
 
 def test_clean_lab_validates_clean_and_validate_changes_nothing(site, tmp_path):
-    before = fingerprint(site)
+    before = site.fingerprint()
     code, report = site.validate("--output", str(tmp_path))
     assert (failing(report), errors(report)) == (set(), set())
     assert code == 0
@@ -131,7 +45,7 @@ def test_clean_lab_validates_clean_and_validate_changes_nothing(site, tmp_path):
     assert all(r["message"] for r in skips)
     assert any(r["check"].startswith("dgx01/gpu/") for r in skips), "GPU checks must be skipped in the lab"
     assert not any(r["check"].startswith("dgx01/gpu/") and r["status"] == "pass" for r in report["results"])
-    assert fingerprint(site) == before
+    assert site.fingerprint() == before
     # every report file holds every result
     suites = ET.parse(tmp_path / "report.xml").getroot()
     cases = suites.findall(".//testcase")
@@ -168,7 +82,7 @@ def test_faults_are_each_named_precisely_and_deploy_repairs_them(site):
     site.switch_cli(["interface ethernet 1/30", "shutdown", "exit"], save=False)
     wait_for("LLDP to see the swapped cables", lambda: site.lldp_is({"1/3": "stor02", "1/18": "dgx03"}))
 
-    before = fingerprint(site)
+    before = site.fingerprint()
     code, report = site.validate()
     expected = {
         "dgx01/network/mtu[data0]", "dgx01/fabric/jumbo_frames[data0]", "dgx01/consistency/same_as_peers[nic_mtu]",
@@ -197,12 +111,13 @@ def test_faults_are_each_named_precisely_and_deploy_repairs_them(site):
     assert (mtu["expected"], mtu["actual"], mtu["message"]) == ("9000", "1500", "Expected: 9000 Actual: 1500")
     assert mtu["fix"] == f"racfg deploy {INVENTORY} --limit dgx01 --tags fabric"
     assert by_id["sw1/switches/port_mtu[1/2]"]["actual"] == "1500"
-    assert "every" in by_id["dgx02/fabric/jumbo_frames[data0]"]["actual"], "a bad port is named once, as a whole"
+    jumbo = by_id["dgx02/fabric/jumbo_frames[data0]"]["actual"]
+    assert jumbo == "fails on all 3 paths through dgx02:data0 (sw1 port 1/2)", "a bad port is named once"
     swap = by_id["sw1/switches/port_lldp_neighbour[1/3]"]
     assert "swapped" in swap["message"] and "stor02:data0" in swap["message"] and "dgx03:data0" in swap["message"]
     assert by_id["stor01/packages/installed[ibverbs-utils]"]["actual"] == "not installed"
     assert by_id["stor03/tuning/sysctl_live[net.ipv4.tcp_mtu_probing]"]["actual"] == "0"
-    assert fingerprint(site) == before, "validate changed something"
+    assert site.fingerprint() == before, "validate changed something"
 
     # repair: the operator puts the cables back and re-inserts the drive (a power cycle of the
     # lab host binds its drives again); deploy does the rest

@@ -5,7 +5,8 @@ Unlike ansible.posix.sysctl (not available with ansible-core alone) this module 
 keys at once and is honest about hosts where a key cannot be set: a key that does not exist
 (e.g. kernel.numa_balancing on a kernel without NUMA balancing, net.core.* globals inside a
 network namespace) or that is read-only (e.g. /proc/sys in a container) is reported under
-``skipped`` with the reason, never as applied.
+``not_applied`` with the reason, never as applied. (Not ``skipped``: Ansible reads a result key
+of that name as "the task was skipped", which hid the task's changes, also from check mode.)
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ options:
 RETURN = r"""
 applied: {description: keys whose running value was changed, type: dict}
 unchanged: {description: keys already at the wanted value, type: list}
-skipped: {description: key -> reason it could not be applied now, type: dict}
+not_applied: {description: key -> reason it could not be applied now, type: dict}
 file_changed: {description: whether the sysctl.d file was rewritten, type: bool}
 """
 
@@ -137,7 +138,7 @@ def main() -> None:
         changed=file_changed or bool(applied),
         applied=applied,
         unchanged=unchanged,
-        skipped=skipped,
+        not_applied=skipped,
         file_changed=file_changed,
         diff={"before": current or "", "after": content, "before_header": path, "after_header": path},
     )

@@ -1,0 +1,258 @@
+#!/usr/bin/env python3
+"""Every racfg command measured at 4, 17 and 64 hosts on the virtual lab (issue 14).
+
+Sizes (each a lab of its own site, so it never meets another person's lab):
+   4  inventory/lab.yaml as site ``scale4`` (198.18.70.0/24, 198.19.70.0/24)
+  17  inventory/ra-ethernet.yaml as site ``scale17`` (198.18.72.0/24, 198.19.72.0/24), with inbox
+      OFED, no drive models and a lab switch password, as in bench/deploy.py
+  64  bench/pod64.yaml (48 DGX + 16 storage nodes on one 7368X)
+
+Per size: ``lab up`` (wall, memory), first deploy, no-change re-run, the same re-run by plain
+``ansible-playbook`` (the reference racfg's wrapper is held to), validate, drift and smoke.
+Each command row: wall seconds, the controller's CPU-seconds per host (racfg and everything it
+starts, see cpu_account.py) and the lab machines' CPU-seconds per host. Then the per-host slope
+of each (least squares over the sizes run). Targets: no-change deploy < 2.7 controller CPU-s per
+host; racfg < 1.10x plain ansible-playbook; validate at 64 hosts < 60 s; 64-host lab up < 30 s
+and < 1 GiB.
+
+    .venv/bin/python bench/scale.py [--sizes 4,17,64] [--skip smoke,drift]
+
+Needs root; builds and removes its labs (a 64-host lab is heavy on a 2-core machine: run alone).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(REPO), str(REPO / "tests")]
+
+from cpu_account import ControllerClock, Measured, command, load, measure, netns_inodes  # noqa: E402
+
+RACFG = [sys.executable, "-m", "racfg"]
+STEPS = ("deploy", "rerun", "plain", "validate", "drift", "smoke")
+GIB = 1024**3
+
+
+def lab_copy(size: int, tmp: Path) -> Path:
+    """The inventory of a size, as a lab of its own site and subnets."""
+    if size == 64:
+        return REPO / "bench" / "pod64.yaml"
+    if size == 4:
+        text = (REPO / "inventory" / "lab.yaml").read_text()
+        text = text.replace("  name: lab\n", "  name: scale4\n")
+        text = text.replace("198.18.0.", "198.18.70.").replace("198.19.0.", "198.19.70.")
+    elif size == 17:
+        text = (REPO / "inventory" / "ra-ethernet.yaml").read_text()
+        text = text.replace("  name: ra-ethernet\n", "  name: scale17\n")
+        text = text.replace("198.18.1.", "198.18.72.").replace("198.19.1.", "198.19.72.")
+        text = text.replace("    flavor: mlnx\n    version: 4.5-1.0.1.0\n", "    flavor: inbox\n")
+        text = text.replace("        model: Micron 9200\n", "")
+        text = text.replace("      password_env: RACFG_SN2700_PASSWORD\n", "      lab: true\n")
+    else:
+        raise SystemExit(f"no inventory for size {size}: use 4, 17 or 64")
+    path = tmp / f"scale{size}.yaml"
+    path.write_text(text)
+    return path
+
+
+def mem_available() -> int:
+    for line in Path("/proc/meminfo").read_text().splitlines():
+        if line.startswith("MemAvailable:"):
+            return int(line.split()[1]) * 1024
+    return 0
+
+
+@dataclass
+class Row:
+    size: int
+    what: str
+    wall: float
+    controller: float | None = None  # CPU-s per host
+    lab: float | None = None  # CPU-s per host
+    note: str = ""
+
+
+@dataclass
+class Bench:
+    clock: ControllerClock
+    env: dict[str, str]
+    rows: list[Row] = field(default_factory=list)
+
+    def racfg(self, *args: str) -> subprocess.CompletedProcess[str]:
+        proc = subprocess.run([*RACFG, *args], capture_output=True, text=True, env=self.env, cwd=REPO, check=False,
+                              stdin=subprocess.DEVNULL)
+        if proc.returncode != 0:
+            raise SystemExit(f"racfg {' '.join(args)} failed ({proc.returncode}):\n{proc.stderr[-2000:]}")
+        return proc
+
+    def timed(self, size: int, what: str, hosts: int, namespaces: dict[int, str], argv: list[str],
+              ok: tuple[int, ...] = (0,), note: str = "") -> Measured:
+        return self.record(size, what, hosts, measure(self.clock, namespaces, command(argv, self.env, REPO)),
+                           ok, note)
+
+    def record(self, size: int, what: str, hosts: int, got: Measured, ok: tuple[int, ...] = (0,),
+               note: str = "") -> Measured:
+        extra = note
+        if got.rc not in ok:
+            extra = f"exit {got.rc}: " + (got.stderr.strip().splitlines() or got.stdout.strip().splitlines()
+                                         or ["no output"])[-1][:120]
+        elif got.rc:
+            extra = f"exit {got.rc} {note}".strip()
+        self.rows.append(Row(size, what, got.wall, got.controller_cpu / hosts, got.lab_cpu / hosts, extra))
+        print(f"  {what:<22} {got.wall:7.1f} s  controller {got.controller_cpu / hosts:5.2f}  "
+              f"lab {got.lab_cpu / hosts:5.2f} CPU-s/host  {extra}  (load {load()})", flush=True)
+        return got
+
+
+def changed(stdout: str) -> str:
+    try:
+        doc = json.loads(stdout)
+    except ValueError:
+        return ""
+    return f"changed={sum(h['changed'] for h in doc.get('hosts', []))}"
+
+
+def plain_rerun(inventory: Path, site: str, rendered: Path) -> tuple[int, str, str]:
+    """site.yml by plain ansible-playbook on the rendered inventory, as an operator would run it."""
+    from labsupport import run_playbook
+
+    from racfg.lab import api
+
+    result = run_playbook(rendered, "site.yml", timeout=3600, overrides=api.connection_overrides(site))
+    changes = sum(r["changed"] for r in result.recap.values())
+    return result.rc, f"changed={changes}", result.output[-2000:] if result.rc else ""
+
+
+def bench_size(bench: Bench, size: int, inventory: Path, steps: set[str], tmp: Path) -> None:
+    from racfg.inventory import load_cluster
+    from racfg.lab import status
+    from racfg.lab.state import load_state
+
+    cluster = load_cluster(inventory)
+    site, hosts = cluster.name, len(cluster.hosts)
+    print(f"{size} hosts: site {site} ({inventory.name}), load {load()}", flush=True)
+    bench.racfg("lab", "down", str(inventory))
+    before = mem_available()
+    start = time.perf_counter()
+    bench.racfg("lab", "up", str(inventory))
+    up_wall = time.perf_counter() - start
+    try:
+        time.sleep(2)  # let the boots settle before reading memory
+        state = load_state(site)
+        assert state is not None
+        pss = status.collect(state).memory_mib / 1024
+        delta = (before - mem_available()) / GIB
+        bench.rows.append(Row(size, "lab up", up_wall, note=f"{pss:.2f} GiB PSS, {delta:.2f} GiB MemAvailable"))
+        print(f"  {'lab up':<22} {up_wall:7.1f} s  {pss:.2f} GiB PSS of lab processes, "
+              f"{delta:.2f} GiB less MemAvailable  (load {load()})", flush=True)
+        spaces = netns_inodes(f"rf-{site}.")
+        spaces = {ino: name for ino, name in spaces.items() if name.split(".", 1)[1] in state.hosts}
+        deploy = [*RACFG, "deploy", str(inventory), "--yes", "--format", "json"]
+        if steps & {"deploy", "rerun", "plain", "validate", "drift"}:
+            got = bench.timed(size, "first deploy", hosts, spaces, deploy)
+            bench.rows[-1].note = bench.rows[-1].note or changed(got.stdout)
+        if "rerun" in steps:
+            got = bench.timed(size, "no-change deploy", hosts, spaces, deploy)
+            bench.rows[-1].note = bench.rows[-1].note or changed(got.stdout)
+        if "plain" in steps:
+            rendered = tmp / f"rendered-{site}"
+            bench.racfg("render", str(inventory), "--out", str(rendered))
+            got = measure(bench.clock, spaces, lambda: plain_rerun(inventory, site, rendered))
+            bench.record(size, "plain ansible-playbook", hosts, got, note=got.stdout)
+        if "validate" in steps:
+            bench.timed(size, "validate", hosts, spaces, [*RACFG, "validate", str(inventory), "--format", "json"],
+                        ok=(0, 1))
+        if "drift" in steps:
+            bench.timed(size, "drift", hosts, spaces, [*RACFG, "drift", str(inventory), "--format", "json"],
+                        ok=(0, 1))
+        if "smoke" in steps:
+            bench.timed(size, "smoke", hosts, spaces, [*RACFG, "smoke", str(inventory), "--format", "json"],
+                        ok=(0, 1))
+    finally:
+        start = time.perf_counter()
+        subprocess.run([*RACFG, "lab", "down", str(inventory)], capture_output=True, env=bench.env, cwd=REPO,
+                       check=False)
+        print(f"  {'lab down':<22} {time.perf_counter() - start:7.1f} s", flush=True)
+
+
+def slope(points: list[tuple[int, float]]) -> float | None:
+    """Least-squares slope of value over hosts (the marginal cost of one more host)."""
+    if len({x for x, _ in points}) < 2:
+        return None
+    n = len(points)
+    mean_x = sum(x for x, _ in points) / n
+    mean_y = sum(y for _, y in points) / n
+    return sum((x - mean_x) * (y - mean_y) for x, y in points) / sum((x - mean_x) ** 2 for x, _ in points)
+
+
+def report(rows: list[Row], sizes: list[int]) -> None:
+    what_order: list[str] = []
+    for row in rows:
+        if row.what not in what_order:
+            what_order.append(row.what)
+    print()
+    head = "  ".join(f"{s:>3} hosts: wall | ctrl | lab" for s in sizes)
+    print(f"{'command':<22}  {head}  slope: s/host  ctrl CPU-s/host")
+    for what in what_order:
+        cells, wall_pts, ctrl_pts = [], [], []
+        for size in sizes:
+            row = next((r for r in rows if r.size == size and r.what == what), None)
+            if row is None:
+                cells.append(f"{'-':>25}")
+                continue
+            ctrl = f"{row.controller:5.2f}" if row.controller is not None else "    -"
+            lab = f"{row.lab:5.2f}" if row.lab is not None else "    -"
+            cells.append(f"{row.wall:8.1f} s |{ctrl} |{lab}")
+            wall_pts.append((size, row.wall))
+            if row.controller is not None:
+                ctrl_pts.append((size, row.controller * size))
+        wall_slope, ctrl_slope = slope(wall_pts), slope(ctrl_pts)
+        print(f"{what:<22}  " + "  ".join(cells) + "  "
+              + (f"{wall_slope:10.2f}" if wall_slope is not None else f"{'-':>10}")
+              + (f"  {ctrl_slope:10.2f}" if ctrl_slope is not None else f"  {'-':>10}"))
+    notes = [f"{r.size:>3} {r.what}: {r.note}" for r in rows if r.note]
+    if notes:
+        print("notes:\n  " + "\n  ".join(notes))
+    for size in sizes:
+        rerun = next((r for r in rows if r.size == size and r.what == "no-change deploy"), None)
+        plain = next((r for r in rows if r.size == size and r.what == "plain ansible-playbook"), None)
+        if rerun and plain and plain.controller:
+            print(f"{size:>3} hosts: racfg re-run / plain ansible-playbook: wall {rerun.wall / plain.wall:.2f}x, "
+                  f"controller CPU {rerun.controller / plain.controller:.2f}x  [< 1.10x]")
+        if rerun:
+            print(f"{size:>3} hosts: no-change deploy {rerun.controller:.2f} controller CPU-s per host  [< 2.7]")
+    print(f"machine: {os.cpu_count()} CPUs, load {load()}")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", default="4,17,64", help="comma separated: 4, 17, 64")
+    parser.add_argument("--skip", default="", help=f"comma separated steps to leave out: {','.join(STEPS)}")
+    args = parser.parse_args()
+    if os.geteuid() != 0:
+        print("bench/scale.py: the lab needs root", file=sys.stderr)
+        return 3
+    sizes = [int(s) for s in re.split(r"[ ,]+", args.sizes) if s]
+    steps = set(STEPS) - set(args.skip.split(","))
+    clock = ControllerClock()
+    with tempfile.TemporaryDirectory(prefix="racfg-scale-") as tmp:
+        env = {**os.environ, "RACFG_STATE_DIR": str(Path(tmp) / "state"), "RACFG_PLAIN": "1"}
+        bench = Bench(clock, env)
+        for size in sizes:
+            bench_size(bench, size, lab_copy(size, Path(tmp)), steps, Path(tmp))
+    report(bench.rows, sizes)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

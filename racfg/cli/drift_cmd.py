@@ -1,0 +1,96 @@
+"""``racfg drift``: what changed since the last good state, as a plan to read before a benchmark."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import typer
+
+from racfg.cli.app import app
+from racfg.cli.check_cmd import INVENTORY_ARG
+from racfg.cli.providers import overrides_for
+from racfg.cli.reporting import FORMAT_OPTION, OUTPUT_OPTION, ResultFormat
+from racfg.console import is_tty, print_table, say
+from racfg.drift.plan import render_plan
+from racfg.drift.runner import DriftOptions, accept, list_baselines, run_drift
+from racfg.errors import ExitCode, UsageError
+from racfg.inventory import load_cluster
+from racfg.results.render import render_report, write_reports
+
+DRIFT_EXIT = ("Exit codes: 0 no drift; 1 drift (config, state or environment); 2 bad command line or invalid "
+              "inventory; 3 could not run (a deploy holds the site, a host unreachable, facts unreadable).")
+
+
+@app.command(epilog=DRIFT_EXIT)
+def drift(
+    inventory: Path = INVENTORY_ARG,
+    limit: str = typer.Option(None, "--limit", "-l", envvar="RACFG_LIMIT",
+                              help="Hosts, switches or groups, comma separated."),
+    baseline: str = typer.Option(None, "--baseline", envvar="RACFG_BASELINE",
+                                 help="Compare against this older baseline (see --history) instead of the current."),
+    history: bool = typer.Option(False, "--history", help="List the site's baselines and exit."),
+    accept_now: bool = typer.Option(False, "--accept", help="Make the facts read now the new baseline "
+                                    "(after showing what it accepts); the previous one is kept."),
+    yes: bool = typer.Option(False, "--yes", "-y", envvar="RACFG_YES", help="Do not ask (required off a terminal)."),
+    fmt: ResultFormat = FORMAT_OPTION,
+    output: Path = OUTPUT_OPTION,
+    forks: int = typer.Option(20, "--forks", envvar="RACFG_FORKS", help="Parallel hosts for the Ansible layers."),
+) -> None:
+    """Show what changed since the last good deploy, on three layers at once, read-only.
+
+    **config**: the tasks a deploy would run now (check + diff mode), per host and switch;
+    **state**: the validate checks that fail now; **environment**: facts now (packages, kernel,
+    OFED, NICs, drives, GPU driver, switch OS and ports) against the baseline the last
+    successful deploy recorded. Output reads like `terraform plan`, with the fix for each target.
+    Nothing is changed on any host or switch.
+    """
+    cluster = load_cluster(inventory)
+    if history:
+        rows = [[b["id"] + (" (current)" if b["current"] else ""), b["recorded"], b["source"]]
+                for b in list_baselines(cluster.name)]
+        if not rows:
+            say(f"no baseline for site {cluster.name} yet: a full, successful `racfg deploy` records one")
+        else:
+            print_table(f"Baselines of site {cluster.name}", ["id", "recorded", "source"], rows)
+        raise typer.Exit(0)
+    overrides = overrides_for(cluster)
+    live = is_tty(sys.stderr)
+
+    def progress(text: str) -> None:
+        if live:
+            typer.echo(f"  drift {text}", err=True)
+
+    options = DriftOptions(limit=limit, baseline_id=baseline, forks=forks)
+    if accept_now:
+        _accept(cluster, options, overrides, progress, yes)
+        return
+    run = run_drift(cluster, options, overrides, progress)
+    write_reports(run.report, run.record.path)
+    (run.record.path / "plan.txt").write_text(render_plan(run.report))
+    if output is not None:
+        write_reports(run.report, output)
+        (output / "plan.txt").write_text(render_plan(run.report))
+    if fmt is ResultFormat.table:
+        typer.echo(render_plan(run.report), nl=False)
+    else:
+        typer.echo(render_report(run.report, str(fmt)), nl=False)
+    raise typer.Exit(int(run.report.exit_code()))
+
+
+def _accept(cluster, options: DriftOptions, overrides, progress, yes: bool) -> None:
+    """Read the facts now, show the environment changes they bring, ask, and keep them."""
+    if options.limit:
+        raise UsageError("--accept records the whole site's facts; it takes no --limit")
+    run = run_drift(cluster, options, overrides, progress, layers=("environment",))
+    if run.facts_now is None:
+        typer.echo(render_plan(run.report), nl=False)
+        raise typer.Exit(int(ExitCode.CANNOT_RUN))
+    typer.echo(render_plan(run.report), nl=False)
+    if not yes:
+        if not sys.stdin.isatty():
+            raise UsageError("--accept replaces the baseline; confirm with --yes when not on a terminal")
+        if not typer.confirm(f"Accept these facts as the new baseline of site {cluster.name}?"):
+            raise typer.Exit(int(ExitCode.USAGE))
+    path = accept(cluster, run)
+    say(f"accepted: {path} is the new baseline; the previous one is in the history (racfg drift --history)")

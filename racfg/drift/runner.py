@@ -1,0 +1,231 @@
+"""`racfg drift`: what changed since the last good state, on three layers at once, read-only.
+
+- config: site.yml in check + diff mode through deploy's runner (per host the tasks that would
+  change, with their diffs; per switch the switch module's plan);
+- state: the validate checks that fail now;
+- environment: the hosts' and switches' facts now against the baseline of the last good deploy
+  (or the last ``--accept``).
+The three run concurrently (the check-mode deploy on the main thread, which owns signal
+handling). Drift takes the site lock as a reader: it refuses while a deploy runs, and never
+blocks another drift.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from racfg.connection import NO_OVERRIDES, ConnectionOverrides
+from racfg.deploy.baseline import commit_baseline, list_baselines, load_baseline, read_facts_dir
+from racfg.drift.environment import Change, host_changes, switch_changes
+from racfg.inventory import Cluster
+from racfg.locking import site_lock
+from racfg.paths import state_dir
+from racfg.render import write_rendered
+from racfg.render.connection_vars import write_connection_vars
+from racfg.results import Report, Result, Status
+from racfg.runs import RunRecord
+
+Progress = Callable[[str], None]
+
+
+@dataclass
+class DriftOptions:
+    limit: str | None = None
+    baseline_id: str | None = None
+    forks: int = 20
+
+
+@dataclass
+class DriftRun:
+    """A drift run's report, its record, and the facts read now (what ``--accept`` would keep)."""
+
+    report: Report
+    record: RunRecord
+    facts_now: Path | None = None
+    changes: list[Change] = field(default_factory=list)
+
+
+def _deploy_fix(cluster: Cluster, target: str, tags: str | None = None) -> str:
+    return f"racfg deploy {cluster.display} --limit {target}" + (f" --tags {tags}" if tags else "")
+
+
+# --- config ------------------------------------------------------------------------------------
+
+def config_layer(cluster: Cluster, options: DriftOptions, overrides: ConnectionOverrides) -> list[Result]:
+    """The tasks a deploy would run now, per host and switch (check mode + diff)."""
+    from racfg.deploy.runner import DeployOptions, run_deploy
+
+    deploy = DeployOptions(limit=options.limit, check=True, diff=True, forks=options.forks, baseline=False,
+                           quiet=True, lock_holder="drift")
+    outcome = run_deploy(cluster, deploy, title="drift: check-mode deploy", overrides=overrides)
+    diffs: dict[tuple[str, str], list[str]] = {}
+    for d in outcome.diffs:
+        diffs.setdefault((d["host"], d["task"]), []).append(d["diff"])
+    results = []
+    for host in outcome.hosts:
+        name = host["host"]
+        for problem in host.get("problems", []):
+            results.append(Result(name, f"{name}/config/plan", "config", Status.ERROR,
+                                  f"could not plan this host: {problem}"))
+        for task in host.get("changes", []):
+            role = task.split(" : ", 1)[0] if " : " in task else None
+            results.append(Result(
+                name, f"{name}/config/{task}", "config", Status.FAIL, f"would change: {task}",
+                expected="as deployed", actual="would change", fix=_deploy_fix(cluster, name, role),
+                data={"sign": "~", "diff": "\n".join(diffs.get((name, task), [])), "run": str(outcome.record.path)}))
+    planned = {h["host"] for h in outcome.hosts}
+    for name in sorted(planned):
+        if not any(r.target == name and r.status is not Status.PASS for r in results):
+            results.append(Result(name, f"{name}/config/plan", "config", Status.PASS, "nothing would change"))
+    return results
+
+
+# --- state -------------------------------------------------------------------------------------
+
+def state_layer(cluster: Cluster, options: DriftOptions, overrides: ConnectionOverrides) -> list[Result]:
+    """validate's checks; a failing one is state drift."""
+    from racfg.validate.runner import ValidateOptions, run_validate
+
+    report, _ = run_validate(cluster, ValidateOptions(limit=options.limit), overrides)
+    out = []
+    for r in report.results:
+        target, _, rest = r.check.partition("/")
+        data = {**r.data, "sign": "~", "validate_check": r.check}
+        message = r.message if r.status is not Status.FAIL else f"{rest}: {r.message}"
+        out.append(Result(r.target, f"{target}/state/{rest}", "state", r.status, message, r.expected, r.actual,
+                          r.fix, r.seconds, data))
+    return out
+
+
+# --- environment -------------------------------------------------------------------------------
+
+def read_facts_now(cluster: Cluster, record: RunRecord, overrides: ConnectionOverrides,
+                   forks: int = 20) -> tuple[Path | None, str | None]:
+    from racfg.deploy.runner import collect_facts
+
+    inventory = record.path / "inventory"
+    write_rendered(cluster, inventory)
+    connection = write_connection_vars(cluster, overrides, record.path / "connection")
+    return collect_facts(cluster, inventory / "hosts.yml", connection, record.path / "facts", overrides,
+                         forks=forks)
+
+
+def environment_layer(cluster: Cluster, options: DriftOptions, overrides: ConnectionOverrides,
+                      record: RunRecord) -> tuple[list[Result], Path | None, list[Change], dict[str, Any] | None]:
+    baseline = load_baseline(cluster.name, options.baseline_id)
+    facts_dir, error = read_facts_now(cluster, record, overrides, options.forks)
+    if facts_dir is None:
+        return [Result("cluster", "cluster/environment/facts", "environment", Status.ERROR,
+                       f"facts could not be read now: {error}")], None, [], baseline
+    now = read_facts_dir(facts_dir)
+    if baseline is None:
+        return [Result("cluster", "cluster/environment/baseline", "environment", Status.SKIP,
+                       "no baseline yet: a full, successful `racfg deploy` records one, or accept the current "
+                       f"facts with `racfg drift {cluster.display} --accept`")], facts_dir, [], None
+    from racfg.validate.runner import select
+
+    hosts, switches = select(cluster, options.limit)
+    meta = baseline["meta"]
+    since = f"since {str(meta.get('recorded', '?'))[:16].replace('T', ' ')} ({meta.get('source') or meta.get('id')})"
+    changes: list[Change] = []
+    results: list[Result] = []
+    for host in cluster.hosts:
+        if hosts is not None and host.name not in hosts:
+            continue
+        before, after = baseline["hosts"].get(host.name), now["hosts"].get(host.name)
+        if before is None:
+            results.append(Result(host.name, f"{host.name}/environment/baseline", "environment", Status.SKIP,
+                                  "not in the baseline (added to the inventory since): accept it with --accept"))
+            continue
+        changes += host_changes(host.name, before, after or {})
+    for name in cluster.switches:
+        if switches is not None and name not in switches:
+            continue
+        before, after = baseline["switches"].get(name), now["switches"].get(name)
+        if before is not None and after is not None:
+            changes += switch_changes(name, before, after)
+    for c in changes:
+        results.append(Result(
+            c.target, f"{c.target}/environment/{c.key}", "environment", Status.FAIL, f"{c.sentence()} {since}",
+            expected=c.before, actual=c.after,
+            fix=f"racfg drift {cluster.display} --accept (if intended), else {_deploy_fix(cluster, c.target)}",
+            data={"sign": c.sign}))
+    changed = {c.target for c in changes}
+    for target in [*(h.name for h in cluster.hosts), *cluster.switches]:
+        if target not in changed and ((hosts is None or target in hosts) or (switches and target in switches)):
+            results.append(Result(target, f"{target}/environment/facts", "environment", Status.PASS,
+                                  f"as in the baseline {meta.get('id')}"))
+    return results, facts_dir, changes, baseline
+
+
+# --- the run -----------------------------------------------------------------------------------
+
+def run_drift(cluster: Cluster, options: DriftOptions, overrides: ConnectionOverrides = NO_OVERRIDES,
+              progress: Progress | None = None, *, layers: tuple[str, ...] = ("config", "state", "environment"),
+              ) -> DriftRun:
+    say = progress or (lambda _text: None)
+    start = time.monotonic()
+    with site_lock(state_dir() / "locks", cluster.name, "deploy", shared=True, holder="drift"):
+        record = RunRecord.create("drift")
+        timings: dict[str, float] = {}
+
+        def timed(name: str, fn: Callable[[], Any]) -> Any:
+            t0 = time.monotonic()
+            say(f"{name}: started")
+            try:
+                return fn()
+            finally:
+                timings[name] = round(time.monotonic() - t0, 2)
+                say(f"{name}: done in {timings[name]:.1f} s")
+
+        results: list[Result] = []
+        env: tuple[list[Result], Path | None, list[Change], dict[str, Any] | None] = ([], None, [], None)
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            state_f = pool.submit(timed, "state", lambda: state_layer(cluster, options, overrides)) \
+                if "state" in layers else None
+            env_f = pool.submit(timed, "environment",
+                                lambda: environment_layer(cluster, options, overrides, record)) \
+                if "environment" in layers else None
+            if "config" in layers:
+                results += timed("config", lambda: config_layer(cluster, options, overrides))
+            if state_f is not None:
+                results += state_f.result()
+            if env_f is not None:
+                env = env_f.result()
+                results += env[0]
+    baseline = env[3]
+    switches = list(cluster.switches)
+    report = Report("drift", cluster.name, results, elapsed=time.monotonic() - start, meta={
+        "inventory": cluster.display, "run": str(record.path), "layers_seconds": timings, "switches": switches,
+        "baseline": (baseline or {}).get("meta", {}).get("id"),
+        "baseline_label": _label(baseline), "limit": options.limit,
+    })
+    if baseline is None and "environment" in layers:
+        report.notes.append("no baseline yet: environment drift needs one (a full, successful deploy records it, "
+                            f"or `racfg drift {cluster.display} --accept`)")
+    report.notes += [f"{overrides.provider}: {s}" for s in overrides.substitutions]
+    record.write_json("results.json", report.as_dict())
+    return DriftRun(report, record, env[1], env[2])
+
+
+def _label(baseline: dict[str, Any] | None) -> str | None:
+    if not baseline:
+        return None
+    meta = baseline["meta"]
+    return f"baseline {meta.get('id')} ({meta.get('source') or 'deploy'}, {str(meta.get('recorded', '?'))[:16]})"
+
+
+def accept(cluster: Cluster, run: DriftRun) -> Path:
+    """Make the facts read by ``run`` the new baseline (the old one goes to the history)."""
+    assert run.facts_now is not None
+    return commit_baseline(cluster.name, run.facts_now, {"site": cluster.name, "run": str(run.record.path),
+                                                         "inventory": str(cluster.path),
+                                                         "source": f"drift --accept {run.record.path.name}"})
+
+
+__all__ = ["DriftOptions", "DriftRun", "accept", "list_baselines", "run_drift"]

@@ -93,7 +93,19 @@ ARRAY_MODELS: dict[str, ArrayModel] = {
     )
 }
 
-_SPEED_NAMES = {"SDR": 10, "DDR": 20, "QDR": 40, "FDR": 56, "EDR": 100, "HDR100": 100, "HDR": 200, "NDR": 400}
+# InfiniBand link speeds by name (Gb/s, 4x links) and the IB MTUs as the MLNX-OS CLI spells them: the one
+# table the parsers, the switch drivers and the lab's switch CLI all read.
+IB_SPEEDS = {"sdr": 10.0, "ddr": 20.0, "qdr": 40.0, "fdr10": 40.0, "fdr": 56.0, "edr": 100.0, "hdr100": 100.0,
+             "hdr": 200.0, "ndr": 400.0}
+IB_MTUS = {256: "256", 512: "512", 1024: "1K", 2048: "2K", 4096: "4K"}
+
+
+def ib_speed_name(gbps: float) -> str | None:
+    """100.0 -> "edr" (the CLI's name for a rate; the first name listed for it)."""
+    return next((name for name, value in IB_SPEEDS.items() if value == float(gbps) and name != "fdr10"), None)
+
+
+_SPEED_NAMES = {name.upper(): value for name, value in IB_SPEEDS.items() if name != "fdr10"}
 _SPEED_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(g|gb|gbe|gbps|gb/s|gbit)?\s*$", re.I)
 
 

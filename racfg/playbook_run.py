@@ -38,6 +38,8 @@ class HostProgress:
     finished: float | None = None
     problems: list[str] = field(default_factory=list)
     changes: list[str] = field(default_factory=list)  # "role : task" of each change (or would-be change)
+    # What a role could not do here and why: [{"role", "reason"}] from its "skipped: ..." lines.
+    skips: list[dict[str, str]] = field(default_factory=list)
 
     @property
     def seconds(self) -> float:
@@ -56,6 +58,7 @@ class HostProgress:
             "seconds": round(self.seconds, 1),
             "problems": self.problems,
             "changes": self.changes,
+            "skips": self.skips,
         }
 
 
@@ -132,6 +135,8 @@ class RunTracker:
             self._diff(name, task, res)
             if self.verbose and (res.get("msg") or res.get("stdout")):
                 self._say(f"    {res.get('msg') or res.get('stdout')}")
+            for reason in skip_reasons(res):
+                progress.skips.append({"role": str(data.get("role") or ""), "reason": reason})
         elif kind == "runner_on_skipped":
             progress.skipped += 1
         elif kind == "runner_on_failed":
@@ -179,6 +184,25 @@ class RunTracker:
     def totals(self) -> dict[str, int]:
         fields = ("ok", "changed", "failed", "unreachable", "skipped")
         return {f: sum(getattr(h, f) for h in self.hosts.values()) for f in fields}
+
+
+# The prefix a role's debug line starts with when it reports something it could not do here.
+SKIP_PREFIX = "skipped:"
+
+
+def _items(res: dict[str, Any]) -> list[dict[str, Any]]:
+    """A task's result and, for a loop, each item's result."""
+    return [res, *[r for r in res.get("results") or [] if isinstance(r, dict)]]
+
+
+def skip_reasons(res: dict[str, Any]) -> list[str]:
+    """The "skipped: why" lines a role printed (a debug task, or each item of a loop of them)."""
+    out = []
+    for r in _items(res):
+        msg = r.get("msg")
+        if isinstance(msg, str) and msg.strip().lower().startswith(SKIP_PREFIX):
+            out.append(" ".join(msg.strip()[len(SKIP_PREFIX):].split()))
+    return out
 
 
 def _message(res: dict[str, Any]) -> str:

@@ -88,6 +88,35 @@ class DeployedSite:
         wanted = {n.port: h.name for h in self.lab.hosts() for n in h.nics}
         wait_for("the switch to hear every host over LLDP", lambda: self.lldp_is(wanted))
 
+    def plant_faults(self) -> None:
+        """The faults an operator makes, one on each target, the same for validate and drift."""
+        from racfg.lab import api
+
+        lab = self.lab
+        lab.ssh("dgx01", "ip link set data0 mtu 1500")  # host NIC MTU
+        self.switch_cli(["interface ethernet 1/2", "mtu 1500 force", "exit"])  # switch port MTU (saved)
+        self.switch_cli(["interface ethernet 1/17", "dcb priority-flow-control mode on force", "exit",
+                         "dcb priority-flow-control priority 3 enable"])  # PFC on a port, a lossless priority
+        api.swap_cables(lab.site, ("dgx03", "data0"), ("stor02", "data0"))  # two cables swapped
+        lab.ssh("stor03", "sysctl -w net.ipv4.tcp_mtu_probing=0 && rm /etc/sysctl.d/90-racfg.conf")
+        lab.ssh("dgx02", "systemctl stop chrony")
+        lab.ssh("stor01", "dpkg -r --force-depends ibverbs-utils >/dev/null")  # a package the roles install
+        # a drive pulled: the lab's drive is a bind-mounted block device; unmounting it leaves an empty
+        # placeholder, so the host no longer has that block device
+        lab.ssh("stor02", "umount /dev/nvme1n1")
+        self.switch_cli(["interface ethernet 1/30", "shutdown", "exit"], save=False)  # changed, not saved
+        wait_for("LLDP to see the swapped cables", lambda: self.lldp_is({"1/3": "stor02", "1/18": "dgx03"}))
+
+    def repair_by_hand(self) -> None:
+        """What deploy cannot do: cables back, the drive re-inserted (a power cycle of the lab host binds
+        its drives again), the unmanaged port as it was. Deploy does the rest."""
+        from racfg.lab import api
+
+        api.unswap_cables(self.lab.site, ("dgx03", "data0"), ("stor02", "data0"))
+        api.stop_host(self.lab.site, "stor02")
+        api.start_host(self.lab.site, "stor02")
+        self.switch_cli(["interface ethernet 1/30", "no shutdown", "exit"])
+
     def fingerprint(self) -> dict[str, str]:
         """What a read-only command must leave exactly as it was: switch config and host state."""
         with SwitchSession(self.switch) as session:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+from dataclasses import replace
 from pathlib import Path
 
 import typer
@@ -9,7 +11,7 @@ import typer
 from racfg.cli.app import app
 from racfg.cli.check_cmd import INVENTORY_ARG
 from racfg.cli.deploy_cmd import RecapFormat, refuse_policy_errors, report
-from racfg.cli.providers import overrides_for
+from racfg.cli.providers import announce_substitutions, overrides_for
 from racfg.console import print_table, say
 from racfg.deploy.runner import DeployOptions, run_deploy
 from racfg.errors import EXIT_CODES_HELP, ExitCode
@@ -33,6 +35,27 @@ def jumbo_checks(cluster: Cluster) -> list[list[str]]:
     return rows
 
 
+def lab_passwords_for_unset_env(cluster: Cluster) -> list[str]:
+    """Fill each unset ``password_env`` of the inventory's switches with the lab switch's generated password,
+    in this process only, and say so.
+
+    An example written for real switches names an environment variable for each switch password;
+    the lab's switch accepts only the password the lab generated, and the product never replaces
+    an inventory's own credential source. `racfg demo` is the one command meant to run any
+    inventory on the lab as is, so it, not the product, hands the lab's password to the variable.
+    """
+    from racfg.lab import switch_password
+
+    lines = []
+    for name, switch in cluster.switches.items():
+        var = switch.spec.credentials.password_env
+        if var and not os.environ.get(var):
+            os.environ[var] = switch_password(cluster.name, name)
+            lines.append(f"switch {name} password: {var} is not set: this run uses the lab switch's generated "
+                         "password")
+    return lines
+
+
 @app.command(epilog=EXIT_CODES_HELP)
 def demo(
     inventory: Path = INVENTORY_ARG,
@@ -43,6 +66,8 @@ def demo(
 
     Runs `racfg lab up`, `racfg deploy --yes` and a jumbo-frame check from every GPU server to
     every storage node. Safe to run again: the lab is reused and the deploy changes nothing.
+    What the lab replaces (inbox OFED for MLNX_OFED, unchecked drive models, Ethernet stand-ins
+    for InfiniBand NICs) is printed before the deploy and kept in its run record.
     """
     from racfg import lab
 
@@ -51,8 +76,11 @@ def demo(
     say(f"== 1/3 lab up {inventory}")
     built = lab.up(inventory, progress=lambda text: say(f"lab: {text}"))
     say(f"lab {cluster.name}: " + ("built" if built.changed else "already up, reused"))
+    overrides = overrides_for(cluster)
+    overrides = replace(overrides, substitutions=(*overrides.substitutions, *lab_passwords_for_unset_env(cluster)))
+    announce_substitutions(overrides)
     say(f"== 2/3 deploy {inventory}")
-    outcome = run_deploy(cluster, DeployOptions(), overrides=overrides_for(cluster))
+    outcome = run_deploy(cluster, DeployOptions(), overrides=overrides)
     report(outcome, RecapFormat.table, show_diff=False)
     say("== 3/3 jumbo frames end to end (ping -M do at the host MTU, dgx -> storage)")
     rows = jumbo_checks(cluster) if outcome.exit_code == ExitCode.OK else []

@@ -11,7 +11,7 @@ import typer
 
 from racfg.cli.app import app
 from racfg.cli.check_cmd import INVENTORY_ARG, finding_text
-from racfg.cli.providers import overrides_for
+from racfg.cli.providers import announce_substitutions, overrides_for
 from racfg.console import say
 from racfg.deploy.runner import DeployOptions, DeployOutcome, run_deploy
 from racfg.deploy.view import print_recap
@@ -113,7 +113,9 @@ def deploy(
     refuse_policy_errors(cluster, force)
     options = deploy_options(limit, tags, skip_tags, check, diff, forks, verbose, allow_reboot)
     options.progress_to_stderr = fmt is RecapFormat.json
+    overrides = overrides_for(cluster)
+    announce_substitutions(overrides, to_stderr=fmt is RecapFormat.json)
     confirm(cluster, options, yes)
-    outcome = run_deploy(cluster, options, overrides=overrides_for(cluster))
+    outcome = run_deploy(cluster, options, overrides=overrides)
     report(outcome, fmt, diff)
     raise typer.Exit(int(outcome.exit_code))

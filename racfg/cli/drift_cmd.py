@@ -10,7 +10,7 @@ import typer
 from racfg.cli.app import app
 from racfg.cli.check_cmd import INVENTORY_ARG
 from racfg.cli.providers import overrides_for
-from racfg.cli.reporting import FORMAT_OPTION, OUTPUT_OPTION, ResultFormat
+from racfg.cli.reporting import FORMAT_OPTION, LIMIT_OPTION, OUTPUT_OPTION, ResultFormat
 from racfg.console import is_tty, print_table, say
 from racfg.drift.plan import render_plan
 from racfg.drift.runner import DriftOptions, accept, list_baselines, run_drift
@@ -25,8 +25,7 @@ DRIFT_EXIT = ("Exit codes: 0 no drift; 1 drift (config, state or environment); 2
 @app.command(epilog=DRIFT_EXIT)
 def drift(
     inventory: Path = INVENTORY_ARG,
-    limit: str = typer.Option(None, "--limit", "-l", envvar="RACFG_LIMIT",
-                              help="Hosts, switches or groups, comma separated."),
+    limit: str = LIMIT_OPTION,
     baseline: str = typer.Option(None, "--baseline", envvar="RACFG_BASELINE",
                                  help="Compare against this older baseline (see --history) instead of the current."),
     history: bool = typer.Option(False, "--history", help="List the site's baselines and exit."),

@@ -17,4 +17,19 @@ def overrides_for(cluster: Cluster) -> ConnectionOverrides:
         from racfg.lab.api import connection_overrides
     except ImportError:  # a packaging without the lab: nothing overrides the inventory
         return NO_OVERRIDES
-    return connection_overrides(cluster.name)
+    return connection_overrides(cluster.name, cluster)
+
+
+def announce_substitutions(overrides: ConnectionOverrides, to_stderr: bool = False) -> None:
+    """Say once, before anything runs, what the provider replaces (the lab's inbox OFED for MLNX_OFED ...),
+    so a user never mistakes a lab run for a run of the inventory as written. ``to_stderr`` keeps a
+    machine-readable stdout (``--format json``) clean."""
+    import sys
+
+    from racfg.console import say
+
+    for line in overrides.substitutions:
+        if to_stderr:
+            print(f"{overrides.provider}: {line}", file=sys.stderr)
+        else:
+            say(f"{overrides.provider}: {line}")

@@ -29,6 +29,8 @@ FORMAT_OPTION = typer.Option(ResultFormat.table, "--format", "-f", envvar="RACFG
 OUTPUT_OPTION = typer.Option(None, "--output", "-o", envvar="RACFG_OUTPUT",
                              help="Also write results.json, report.xml, report.md, report.csv and a "
                                   "self-contained report.html into this directory.")
+LIMIT_OPTION = typer.Option(None, "--limit", "-l", envvar="RACFG_LIMIT",
+                            help="Hosts, switches or groups (dgx, storage, switches), comma separated; globs.")
 VERBOSE_OPTION = typer.Option(False, "--verbose", "-v", envvar="RACFG_VERBOSE", help="List passing checks too.")
 
 

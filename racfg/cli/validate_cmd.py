@@ -10,7 +10,7 @@ import typer
 from racfg.cli.app import app
 from racfg.cli.check_cmd import INVENTORY_ARG
 from racfg.cli.providers import overrides_for
-from racfg.cli.reporting import FORMAT_OPTION, OUTPUT_OPTION, VERBOSE_OPTION, ResultFormat, emit
+from racfg.cli.reporting import FORMAT_OPTION, LIMIT_OPTION, OUTPUT_OPTION, VERBOSE_OPTION, ResultFormat, emit
 from racfg.console import is_tty
 from racfg.inventory import load_cluster
 from racfg.validate.runner import CATEGORIES, ValidateOptions, run_validate
@@ -24,8 +24,7 @@ VALIDATE_EXIT = ("Exit codes: 0 every check passed or was skipped with its reaso
 @app.command(epilog=VALIDATE_EXIT)
 def validate(
     inventory: Path = INVENTORY_ARG,
-    limit: str = typer.Option(None, "--limit", "-l", envvar="RACFG_LIMIT",
-                              help="Hosts, switches or groups (dgx, storage, switches), comma separated; globs."),
+    limit: str = LIMIT_OPTION,
     check: list[str] = typer.Option(None, "--check", "-k", envvar="RACFG_CHECK",
                                     help="Only checks whose id matches this glob (e.g. `*/network/mtu*`); repeatable."),
     category: list[str] = typer.Option(None, "--category", "-c", envvar="RACFG_CATEGORY",

@@ -91,6 +91,11 @@ class RunView:
 
 
 def print_recap(rows: list[dict[str, Any]], title: str = "Recap") -> None:
+    """The per-host counts, then one line per role and host that could not act and why (a role
+    that reports "skipped: ..." did so because the inventory allows it; one that may not skip fails)."""
     print_table(title, ["host", "ok", "changed", "failed", "unreachable", "skipped", "seconds"],
                 [[r["host"], r["ok"], r["changed"], r["failed"], r["unreachable"], r["skipped"],
                   f"{r['seconds']:.1f}"] for r in rows])
+    skips = [[r["host"], s["role"] or "-", s["reason"]] for r in rows for s in r.get("skips", [])]
+    if skips:
+        print_table("Skipped with reason", ["host", "role", "reason"], skips)

@@ -13,9 +13,11 @@ from pathlib import Path
 
 from racfg.connection import NO_OVERRIDES, ConnectionOverrides
 from racfg.errors import CannotRunError, UsageError
+from racfg.inventory import Cluster, load_cluster
 from racfg.lab import fabric, lldpd, machines, switches
 from racfg.lab.lifecycle import ssh_key_path
 from racfg.lab.state import CableState, LabState, SwitchState, load_state, save_state, site_dir
+from racfg.lab.substitutions import inventory_substitutions
 
 PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
@@ -64,8 +66,10 @@ def switch_password(site: str, switch: str) -> str:
         raise CannotRunError(f"lab switch {switch} of site {site} has no password file {path}") from None
 
 
-def connection_overrides(site: str) -> ConnectionOverrides:
-    """What a running lab of ``site`` tells the commands: its SSH key, known_hosts and switch passwords.
+def connection_overrides(site: str, cluster: Cluster | None = None) -> ConnectionOverrides:
+    """What a running lab of ``site`` tells the commands: its SSH key, known_hosts and switch passwords,
+    and what it substitutes for the hardware and software the inventory names but the lab lacks
+    (racfg.lab.substitutions), computed from ``cluster`` or else from the inventory the lab was built from.
 
     NO_OVERRIDES when no lab of ``site`` is up, so the same inventory reaches a real site unchanged.
     Only switches whose password file exists are listed (a switch that failed to start has none).
@@ -90,9 +94,12 @@ def connection_overrides(site: str) -> ConnectionOverrides:
     substitutions.append("lldpd announces every second (racfg_lldp_tx_interval: 1) so cabling shows at once")
     substitutions.append("line rate of each link = its lab shaped rate (tc tbf, both directions)")
     rates = {(c.host, c.nic): int(c.lab_rate_mbit) for c in state.cables}
+    inventory = inventory_substitutions(cluster or load_cluster(state.inventory))
+    substitutions += inventory.lines
     return ConnectionOverrides(provider="lab", ssh_key=key, known_hosts=known, switch_passwords=passwords,
                                substitutions=tuple(substitutions), link_rates_mbit=rates,
-                               host_vars={"racfg_gpu_required": False, "racfg_lldp_tx_interval": 1})
+                               host_vars={"racfg_gpu_required": False, "racfg_lldp_tx_interval": 1,
+                                          **inventory.host_vars})
 
 
 def exec_argv(state: LabState, node: str, argv: Sequence[str]) -> list[str]:

@@ -1,4 +1,4 @@
-"""Apply intended state to a switch: read, plan the minimal changes, push, verify, save.
+"""Apply intended state to a switch: read, plan the minimal changes, push, verify on re-read facts, save.
 
 Onyx and MLNX-OS have no atomic commit: lines go one by one; on the first rejected line racfg
 stops and types the undo of every line already applied, so running config is all-old again.
@@ -137,11 +137,13 @@ def apply_switch(target: SwitchTarget, intended: IntendedSwitch, *, check: bool 
             result.session_diff = push_session(session, changes)
         else:
             push_lines(session, changes)
+        # Postcondition on facts read back from the switch, compared with the intent itself (a
+        # re-plan would share any blind spot of the planner, e.g. a setting it does not read).
         after = session.facts()
-        left = driver.plan(intended, after)
-        if left:
+        unmet = driver.unmet(intended, after)
+        if unmet:
             raise SwitchConfigError(
-                f"switch {target.name}: after applying, still different: {'; '.join(c.what for c in left)}",
+                f"switch {target.name}: after applying, the switch is not as intended: {'; '.join(unmet)}",
                 applied=result.commands,
             )
         result.facts = after

@@ -29,10 +29,13 @@ class PfcFacts:
     ports: dict[str, bool] = field(default_factory=dict)
     roce: bool = False
     lossless_priorities: tuple[int, ...] = ()
+    # EOS keeps no-drop priorities per port, also on a port whose PFC is off: each must be removed there.
+    port_priorities: dict[str, tuple[int, ...]] = field(default_factory=dict)
 
     @property
     def any_enabled(self) -> bool:
-        return self.enabled or self.roce or bool(self.lossless_priorities) or any(self.ports.values())
+        return (self.enabled or self.roce or bool(self.lossless_priorities) or any(self.ports.values())
+                or any(self.port_priorities.values()))
 
 
 @dataclass(frozen=True)

@@ -41,6 +41,14 @@ def _load_yaml(path: Path) -> Any:
     return yaml.safe_load(path.read_text(encoding="utf-8")) if path.is_file() else None
 
 
+def _each(names: list[str], fn: Any, workers: int) -> dict[str, Any]:
+    """``fn(name)`` for every name at once (one thread each, up to ``workers``), keyed by name."""
+    if not names:
+        return {}
+    with ThreadPoolExecutor(max_workers=min(workers, len(names))) as pool:
+        return dict(zip(names, pool.map(fn, names), strict=True))
+
+
 @dataclass
 class RenderedSite:
     """The rendered inventory, as plain dicts."""
@@ -141,11 +149,7 @@ class ValidateContext:
                 self.on_progress(name, "error" if probe.error else "probed")
             return probe
 
-        names = self.host_names
-        if not names:
-            return {}
-        with ThreadPoolExecutor(max_workers=min(32, len(names))) as pool:
-            return dict(zip(names, pool.map(one, names), strict=True))
+        return _each(self.host_names, one, 32)
 
     def prefetch(self) -> None:
         """Read hosts and switches at the same time, before the first check asks for either."""
@@ -176,11 +180,7 @@ class ValidateContext:
                 self.on_progress(name, "error" if isinstance(facts, Exception) else "probed")
             return facts
 
-        names = self.switch_names
-        if not names:
-            return {}
-        with ThreadPoolExecutor(max_workers=min(16, len(names))) as pool:
-            return dict(zip(names, pool.map(one, names), strict=True))
+        return _each(self.switch_names, one, 16)
 
     # --- cluster-wide readings (computed once, after the probes) -------------------------------
     def jumbo(self) -> tuple[list[PingPath], dict[tuple[str, str], NicJumbo]]:

@@ -60,7 +60,7 @@ def expected_packages(gv: dict[str, Any], hv: dict[str, Any], codename: str) -> 
     if array and array.get("clients", "dgx") == hv.get("racfg_role"):
         for package in (role_defaults("nfs_client").get("nfs_client_packages") or {}).get(array.get("protocol"), []):
             out[str(package)] = "nfs_client"
-    ofed = gv.get("racfg_ofed") or {}
+    ofed = hv.get("racfg_ofed", gv.get("racfg_ofed")) or {}  # a provider's replacement (lab: inbox) wins
     if ofed.get("flavor") == "inbox":
         defaults = role_defaults("ofed")
         by_release = defaults.get("ofed_inbox_packages_by_release", {}) or {}

@@ -174,3 +174,66 @@ def test_no_gpu_is_reported_not_pretended(runs: tuple[Run, Run]) -> None:
     first, _ = runs
     assert "no GPU: no NVIDIA GPU on this host's PCI bus" in first.output
     assert "skipped: no Weka distribution given" in first.output
+
+
+FAKE_WEKA = """#!/bin/sh
+# a stand-in weka CLI: a formed cluster whose drive list holds {drive} of {host}
+[ "$1 $2 $3" = "cluster drive -J" ] || exit 1
+echo '[{{"hostname": "{host}", "device_path": "{drive}", "status": "ACTIVE"}}]'
+"""
+
+
+def drive_digest(lab: testing.LabHandle, host: str, drive: str) -> str:
+    """Checksum of the drive's first and last MiB (where partition tables and signatures live)."""
+    return sh(lab, host, f"(head -c 1048576 {drive}; tail -c 1048576 {drive}) | sha256sum")
+
+
+def test_drives_weka_owns_are_never_wiped(runs, rendered: Path, roles_lab: testing.LabHandle) -> None:
+    """One drive carries Weka's signature (GPT partition type 993ec906-..., cluster id at offset 8),
+    the other is in the (stand-in) cluster's drive list and carries a swap signature: with
+    wipe_drives true, deploy leaves both byte-for-byte alone, says so, and a re-run changes nothing."""
+    import uuid
+
+    from tests.roles import weka_signature
+
+    host = roles_lab.hosts("storage")[1]
+    listed, signed = host.drives[0].path, host.drives[1].path
+    size = int(sh(roles_lab, host.name, f"blockdev --getsize64 {signed}"))
+    try:
+        roles_lab.ssh(host.name, weka_signature.writer_script(
+            signed, weka_signature.weka_signed_chunks(size, uuid.UUID("83fc8ec1-b7e7-4288-bc6f-1b9df281ebc1"))))
+        roles_lab.ssh(host.name, f"mkswap {listed} >/dev/null && cat > /usr/local/bin/weka <<'EOF'\n"
+                      + FAKE_WEKA.format(host=host.name, drive=listed) + "EOF\nchmod +x /usr/local/bin/weka")
+        before = {d: drive_digest(roles_lab, host.name, d) for d in (listed, signed)}
+        first = site(rendered, "--tags", "nvme_storage", "--limit", host.name, "-e", "racfg_wipe_drives=true")
+        assert first.rc == 0, first.output[-3000:]
+        assert f"{listed}: in the Weka cluster's drive list" in first.output
+        assert f"{signed}: carries a Weka partition" in first.output
+        again = site(rendered, "--tags", "nvme_storage", "--limit", host.name, "-e", "racfg_wipe_drives=true")
+        assert again.rc == 0 and again.recap[host.name]["changed"] == 0, again.output[-3000:]
+        after = {d: drive_digest(roles_lab, host.name, d) for d in (listed, signed)}
+        assert after == before
+        assert sh(roles_lab, host.name, f"blkid -p -o value -s PTTYPE {signed}") == "gpt"
+        record = json.loads(sh(roles_lab, host.name, "cat /var/lib/racfg/drives.json"))
+        assert [d["owner"] for d in record] == ["weka", "weka"]
+    finally:
+        roles_lab.ssh(host.name, f"rm -f /usr/local/bin/weka; wipefs -a -q {listed} {signed}", check=False)
+
+
+def test_check_mode_reports_an_install_it_would_run(runs, rendered: Path, roles_lab: testing.LabHandle) -> None:
+    """deploy --check on a host missing a package lists the install as a change (not a skip)."""
+    host = roles_lab.hosts("storage")[0]
+    roles_lab.ssh(host.name, "dpkg --remove --force-depends perftest >/dev/null 2>&1")
+    try:
+        proc = subprocess.run([str(BIN / "racfg"), "deploy", str(INVENTORY), "--check", "--tags", "ofed",
+                               "--limit", host.name, "--format", "json"], capture_output=True, text=True,
+                              timeout=600)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        recap = {h["host"]: h for h in json.loads(proc.stdout)["hosts"]}[host.name]
+        assert recap["changed"] >= 1 and any("Report the packages a run would install" in t
+                                             for t in recap["changes"]), recap
+        status = sh(roles_lab, host.name, "dpkg-query -W -f='${db:Status-Status}' perftest 2>/dev/null || true")
+        assert status != "installed", "--check installed perftest"
+    finally:
+        restored = site(rendered, "--tags", "ofed", "--limit", host.name)
+        assert restored.rc == 0, restored.output[-3000:]

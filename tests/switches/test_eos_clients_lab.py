@@ -9,12 +9,14 @@ management network of a lab (tests/switches/eoslab.yaml: site eoslab, one 7060CX
   then the named tests fail after an MTU fault typed on the switch CLI and after a cable swap;
 - scrapli's arista_eos driver: a session and show commands.
 
-The lab is torn down at the end of the module, also on failure. Where ``racfg validate``'s verdicts
-on the same faults would be compared with ANTA's: see test_anta_catalog_passes_then_names_the_faults.
+The lab is torn down at the end of the module, also on failure. ``racfg validate``'s switch checks
+run on the same faults and must fail exactly where ANTA's tests do.
 """
 
 from __future__ import annotations
 
+import json
+import os
 import subprocess
 import time
 from collections.abc import Callable, Iterator
@@ -91,6 +93,17 @@ def cli(sw: EosSwitch) -> EOSDriver:
                      timeout_ops=30)
 
 
+def validate_switch_failures(tmp: Path) -> set[str]:
+    """The switch checks ``racfg validate`` fails on the lab now (its own run, as a user runs it)."""
+    proc = subprocess.run([str(REPO / ".venv" / "bin" / "racfg"), "validate", str(INVENTORY), "--category",
+                           "switches", "--format", "json"], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "RACFG_STATE_DIR": str(tmp / "state")})
+    assert proc.returncode in (0, 1), proc.stderr[-2000:]
+    report = json.loads(proc.stdout)
+    assert not [r for r in report["results"] if r["status"] == "error"], proc.stdout[-2000:]
+    return {r["check"] for r in report["results"] if r["status"] == "fail"}
+
+
 def anta_until(tmp: Path, sw: EosSwitch, catalog: Path, done: Callable[[dict[str, str]], bool]) -> dict[str, str]:
     """ANTA's verdicts once ``done`` holds (LLDP takes a few seconds to follow the wiring), or at the deadline."""
     deadline = time.monotonic() + LLDP_DEADLINE_S
@@ -114,8 +127,9 @@ def test_anta_catalog_passes_then_names_the_faults(lab, eos, catalog, tmp_path):
     try:
         verdicts = run_anta(tmp_path, eos, catalog)
         assert {t for t, r in verdicts.items() if r == "failure"} == {"VerifyL2MTU", "VerifyRunningConfigDiffs"}
-        # racfg validate's verdicts on the same fault plug in here (the lead's comparison): its switch
-        # MTU and saved-config checks must fail on eos1 Ethernet1 exactly where ANTA's tests do.
+        # racfg validate agrees: its switch checks fail exactly where ANTA's tests do
+        assert validate_switch_failures(tmp_path) == {f"{SWITCH}/switches/port_mtu[Ethernet1]",
+                                                      f"{SWITCH}/switches/config_saved"}
     finally:
         with cli(eos) as conn:
             assert not conn.send_configs(["interface Ethernet1", "mtu 9000"]).failed
@@ -127,6 +141,9 @@ def test_anta_catalog_passes_then_names_the_faults(lab, eos, catalog, tmp_path):
     try:
         verdicts = anta_until(tmp_path, eos, catalog, lambda v: v["VerifyLLDPNeighbors"] == "failure")
         assert {t for t, r in verdicts.items() if r == "failure"} == {"VerifyLLDPNeighbors"}
+        # racfg validate names the same fault: both swapped ports' LLDP neighbours, and nothing else
+        assert validate_switch_failures(tmp_path) == {f"{SWITCH}/switches/port_lldp_neighbour[Ethernet1]",
+                                                      f"{SWITCH}/switches/port_lldp_neighbour[Ethernet2]"}
     finally:
         api.unswap_cables(lab.site, a, b)
     verdicts = anta_until(tmp_path, eos, catalog, lambda v: v["VerifyLLDPNeighbors"] == "success")

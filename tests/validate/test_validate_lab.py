@@ -15,7 +15,7 @@ import sys
 import xml.etree.ElementTree as ET
 
 import pytest
-from sitelab import INVENTORY, DeployedSite, by_status, wait_for
+from sitelab import INVENTORY, DeployedSite, by_status
 
 from racfg.lab import api
 
@@ -59,28 +59,7 @@ def test_clean_lab_validates_clean_and_validate_changes_nothing(site, tmp_path):
 
 
 def test_faults_are_each_named_precisely_and_deploy_repairs_them(site):
-    lab = site.lab
-    # 1. host NIC MTU
-    lab.ssh("dgx01", "ip link set data0 mtu 1500")
-    # 2. a switch port's MTU, through the CLI (saved)
-    site.switch_cli(["interface ethernet 1/2", "mtu 1500 force", "exit"])
-    # 3. PFC on one port, and a no-drop (lossless) priority (saved)
-    site.switch_cli(["interface ethernet 1/17", "dcb priority-flow-control mode on force", "exit",
-                     "dcb priority-flow-control priority 3 enable"])
-    # 4. two cables swapped at the switch
-    api.swap_cables(lab.site, ("dgx03", "data0"), ("stor02", "data0"))
-    # 5. a sysctl changed live and its file removed
-    lab.ssh("stor03", "sysctl -w net.ipv4.tcp_mtu_probing=0 && rm /etc/sysctl.d/90-racfg.conf")
-    # 6. chrony stopped
-    lab.ssh("dgx02", "systemctl stop chrony")
-    # 7. a package the roles install removed
-    lab.ssh("stor01", "dpkg -r --force-depends ibverbs-utils >/dev/null")
-    # 8. a drive pulled: the lab's drive is a bind-mounted block device; unmounting it leaves
-    #    an empty placeholder, so the host no longer has that block device
-    lab.ssh("stor02", "umount /dev/nvme1n1")
-    # 9. switch config changed and not saved
-    site.switch_cli(["interface ethernet 1/30", "shutdown", "exit"], save=False)
-    wait_for("LLDP to see the swapped cables", lambda: site.lldp_is({"1/3": "stor02", "1/18": "dgx03"}))
+    site.plant_faults()
 
     before = site.fingerprint()
     code, report = site.validate()
@@ -119,11 +98,7 @@ def test_faults_are_each_named_precisely_and_deploy_repairs_them(site):
     assert by_id["stor03/tuning/sysctl_live[net.ipv4.tcp_mtu_probing]"]["actual"] == "0"
     assert site.fingerprint() == before, "validate changed something"
 
-    # repair: the operator puts the cables back and re-inserts the drive (a power cycle of the
-    # lab host binds its drives again); deploy does the rest
-    api.unswap_cables(lab.site, ("dgx03", "data0"), ("stor02", "data0"))
-    api.stop_host(lab.site, "stor02")
-    api.start_host(lab.site, "stor02")
+    site.repair_by_hand()
     site.deploy()
     site.settled()
     code, report = site.validate()
@@ -136,6 +111,7 @@ def test_a_powered_off_host_is_an_error_and_the_others_are_still_checked(site):
         code, report = site.validate()
     finally:
         api.start_host(site.lab.site, "stor03")
+        site.settled()
     stor03 = [r for r in report["results"] if r["target"] == "stor03"]
     assert stor03 and {r["status"] for r in stor03} == {"error"}
     assert all("stor03" in r["message"] for r in stor03)

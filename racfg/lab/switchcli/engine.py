@@ -10,15 +10,14 @@ import difflib
 import re
 from collections.abc import Callable
 
+from racfg.catalog import IB_MTUS, IB_SPEEDS
 from racfg.lab.switchcli.formats import eos_running_section, to_json
 from racfg.lab.switchcli.platforms import PLATFORMS, TEXT_FORMS, Platform
 from racfg.lab.switchcli.state import SwitchConfig
 from racfg.lab.switchcli.switch import EmulatedSwitch
 from racfg.switches.ports import canonical_port, device_port
 
-IB_SPEEDS = {"sdr": 10.0, "ddr": 20.0, "qdr": 40.0, "fdr10": 40.0, "fdr": 56.0, "edr": 100.0, "hdr": 200.0,
-             "ndr": 400.0}
-IB_MTUS = {"256": 256, "512": 512, "1K": 1024, "2K": 2048, "4K": 4096}
+IB_MTU_WORDS = {word.upper(): mtu for mtu, word in IB_MTUS.items()}
 ETHERNET_SPEEDS = (1.0, 10.0, 25.0, 40.0, 50.0, 56.0, 100.0, 200.0, 400.0)
 
 
@@ -290,9 +289,9 @@ class CliSession:
 
     def do_ib_mtu(self, args: dict[str, str]) -> str:
         """InfiniBand MTU: one of the IB link MTUs by name (256 .. 4K), never an Ethernet byte count."""
-        value = IB_MTUS.get(args["mtu"].upper())
+        value = IB_MTU_WORDS.get(args["mtu"].upper())
         if value is None:
-            raise CliError(f"% Invalid MTU {args['mtu']}. Valid values are: {', '.join(IB_MTUS)}")
+            raise CliError(f"% Invalid MTU {args['mtu']}. Valid values are: {', '.join(IB_MTUS.values())}")
         assert self.port is not None
         self.config.ports[self.port].mtu = value
         return self._changed()

@@ -8,13 +8,11 @@ import json
 import time
 from typing import Any
 
+from racfg.catalog import IB_MTUS, ib_speed_name
 from racfg.lab.switchcli import lldp
 from racfg.lab.switchcli.state import DEFAULT_MTU, SwitchConfig
 from racfg.lab.switchcli.switch import EmulatedSwitch
 from racfg.switches.ports import device_port, port_sort_key
-
-_IB_SPEED = {10.0: "sdr", 20.0: "ddr", 40.0: "qdr", 56.0: "fdr", 100.0: "edr", 200.0: "hdr", 400.0: "ndr"}
-_IB_MTU = {256: "256", 512: "512", 1024: "1K", 2048: "2K", 4096: "4K"}
 
 
 def _ports(sw: EmulatedSwitch, config: SwitchConfig) -> list[str]:
@@ -110,12 +108,12 @@ def mlnx_running(sw: EmulatedSwitch, config: SwitchConfig) -> str:
         pc = config.ports[port]
         ctx = f"   interface {keyword} {port}"
         if pc.mtu != default_mtu:
-            mtu = _IB_MTU.get(pc.mtu, str(pc.mtu)) if keyword == "ib" else f"{pc.mtu} force"
+            mtu = IB_MTUS.get(pc.mtu, str(pc.mtu)) if keyword == "ib" else f"{pc.mtu} force"
             lines.append(f"{ctx} mtu {mtu}")
         if pc.speed_gbps != sw.cfg.default_speed_gbps:
             speed = f"{pc.speed_gbps:g}G force"
             if keyword == "ib":
-                speed = _IB_SPEED.get(pc.speed_gbps, f"{pc.speed_gbps:g}G")
+                speed = ib_speed_name(pc.speed_gbps) or f"{pc.speed_gbps:g}G"
             lines.append(f"{ctx} speed {speed}")
         if pc.description:
             lines.append(f"{ctx} description {pc.description}")
@@ -146,7 +144,7 @@ def ib_interfaces(sw: EmulatedSwitch, config: SwitchConfig) -> str:
             f"    Logical port state           : {'Active' if st.oper_up else 'Down'}",
             f"    Physical port state          : {'LinkUp' if st.oper_up else 'Polling'}",
             f"    Current line rate            : {f'{st.speed_gbps:.1f} Gbps' if st.oper_up else 'N/A'}",
-            f"    Speed                        : {_IB_SPEED.get(st.speed_gbps, 'edr')}",
+            f"    Speed                        : {ib_speed_name(st.speed_gbps) or 'edr'}",
             "    Width                        : 4X",
             "    Max supported MTUs           : 4096",
             f"    MTU                          : {st.mtu}",

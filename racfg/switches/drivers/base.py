@@ -89,7 +89,11 @@ class SwitchDriver:
         return []
 
     def pfc_removal(self, pfc: PfcFacts) -> list[Change]:
-        """Commands that remove every PFC/RoCE/lossless setting the switch has."""
+        """Commands that turn priority flow control off (globally and on every port)."""
+        return []
+
+    def lossless_removal(self, pfc: PfcFacts) -> list[Change]:
+        """Commands that remove RoCE / lossless (no-drop) priorities, wherever the switch keeps them."""
         return []
 
     # --- facts ------------------------------------------------------------------------------
@@ -115,7 +119,10 @@ class SwitchDriver:
         from racfg.switches.errors import SwitchConfigError
 
         changes: list[Change] = []
-        if not intended.pfc and not intended.roce:
+        # PFC and RoCE are independent intents: each one not wanted is removed on its own.
+        if not intended.roce:
+            changes += self.lossless_removal(facts.pfc)
+        if not intended.pfc:
             changes += self.pfc_removal(facts.pfc)
         for port in sorted(intended.managed_ports(set(facts.interfaces)), key=port_sort_key):
             want = intended.wanted(port)
@@ -142,6 +149,37 @@ class SwitchDriver:
                 changes.append(Change(ctx, self.admin(want.admin_up), self.admin(have.admin_up),
                                       f"{port} {'up' if want.admin_up else 'shutdown'}"))
         return changes
+
+    def unmet(self, intended: IntendedSwitch, facts: SwitchFacts) -> list[str]:
+        """The intent, compared with facts read back from the switch: what does not hold, as
+        "Expected: ... Actual: ..." lines. The postcondition of an apply: judged on the state the
+        switch reports, not on whether the planner would plan again."""
+        problems = []
+        pfc = facts.pfc
+        if not intended.pfc and (pfc.enabled or any(pfc.ports.values())):
+            on = sorted((p for p, v in pfc.ports.items() if v), key=port_sort_key)
+            problems.append(f"PFC: Expected: off Actual: on{' (global)' if pfc.enabled else ''}"
+                            f"{' on ' + ', '.join(on) if on else ''}")
+        if not intended.roce and (pfc.roce or pfc.lossless_priorities or any(pfc.port_priorities.values())):
+            problems.append(f"lossless/RoCE: Expected: none Actual: priorities {list(pfc.lossless_priorities)}"
+                            f"{' and roce' if pfc.roce and self.platform != 'eos' else ''}")
+        if not intended.pfc and not intended.roce and pfc.any_enabled and not problems:
+            problems.append("PFC/RoCE: Expected: nothing enabled Actual: some PFC state remains")
+        for port in sorted(intended.managed_ports(set(facts.interfaces)), key=port_sort_key):
+            want, have = intended.wanted(port), facts.interfaces.get(port)
+            if want is None:
+                continue
+            if have is None:
+                problems.append(f"{port}: Expected: present Actual: not reported by the switch")
+                continue
+            if want.mtu and have.mtu != want.mtu:
+                problems.append(f"{port} mtu: Expected: {want.mtu} Actual: {have.mtu}")
+            if have.admin_up != want.admin_up:
+                problems.append(f"{port} admin state: Expected: {'up' if want.admin_up else 'shutdown'} "
+                                f"Actual: {'up' if have.admin_up else 'shutdown'}")
+            if want.description and have.description != want.description:
+                problems.append(f"{port} description: Expected: {want.description!r} Actual: {have.description!r}")
+        return problems
 
     @staticmethod
     def commands(changes: list[Change]) -> list[str]:
@@ -182,8 +220,8 @@ class SwitchDriver:
                           "extra": self.pfc_port_lines(facts.pfc, port)})
         global_lines = self.pfc_global_lines(facts.pfc) if facts else []
         if facts:
-            for port in sorted(facts.pfc.ports, key=port_sort_key):
-                if facts.pfc.ports[port] and not any(p["context"] == self.context(port) for p in ports):
+            for port in sorted({*facts.pfc.ports, *facts.pfc.port_priorities}, key=port_sort_key):
+                if self.pfc_port_lines(facts.pfc, port) and not any(p["context"] == self.context(port) for p in ports):
                     global_lines += [f"{self.context(port)} {line}" if self.flat_config else line
                                      for line in self.pfc_port_lines(facts.pfc, port)]
         return _ENV.get_template(self.template).render(

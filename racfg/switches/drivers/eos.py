@@ -6,6 +6,7 @@ from __future__ import annotations
 from racfg.switches.drivers.base import Change, SwitchDriver
 from racfg.switches.facts import PfcFacts
 from racfg.switches.parsers import eos
+from racfg.switches.ports import port_sort_key
 
 
 class EosDriver(SwitchDriver):
@@ -37,19 +38,15 @@ class EosDriver(SwitchDriver):
         return eos.parse_pfc(raw["pfc"])
 
     def pfc_port_lines(self, pfc: PfcFacts, port: str) -> list[str]:
-        if not pfc.ports.get(port):
-            return []
-        return ["priority-flow-control on"] + [
-            f"priority-flow-control priority {p} no-drop" for p in pfc.lossless_priorities
-        ]
+        lines = ["priority-flow-control on"] if pfc.ports.get(port) else []
+        return lines + [f"priority-flow-control priority {p} no-drop" for p in pfc.port_priorities.get(port, ())]
 
     def pfc_removal(self, pfc: PfcFacts) -> list[Change]:
-        changes = []
-        for port in sorted(p for p, on in pfc.ports.items() if on):
-            ctx = self.context(port)
-            for prio in pfc.lossless_priorities:
-                changes.append(Change(ctx, f"no priority-flow-control priority {prio} no-drop",
-                                      f"priority-flow-control priority {prio} no-drop",
-                                      f"{port} priority {prio} lossy"))
-            changes.append(Change(ctx, "no priority-flow-control", "priority-flow-control on", f"{port} PFC off"))
-        return changes
+        return [Change(self.context(port), "no priority-flow-control", "priority-flow-control on", f"{port} PFC off")
+                for port in sorted((p for p, on in pfc.ports.items() if on), key=port_sort_key)]
+
+    def lossless_removal(self, pfc: PfcFacts) -> list[Change]:
+        """Every port's no-drop priorities, whether PFC is on there or not (EOS keeps them per port)."""
+        return [Change(self.context(port), f"no priority-flow-control priority {prio} no-drop",
+                       f"priority-flow-control priority {prio} no-drop", f"{port} priority {prio} lossy")
+                for port in sorted(pfc.port_priorities, key=port_sort_key) for prio in pfc.port_priorities[port]]

@@ -8,12 +8,10 @@ from __future__ import annotations
 
 import re
 
+from racfg.catalog import IB_MTUS, ib_speed_name
 from racfg.switches.drivers.base import Change, SwitchDriver
 from racfg.switches.facts import PfcFacts
 from racfg.switches.parsers import mlnxos_ib, onyx
-
-_IB_SPEEDS = {10.0: "sdr", 20.0: "ddr", 40.0: "qdr", 56.0: "fdr", 100.0: "edr", 200.0: "hdr", 400.0: "ndr"}
-_IB_MTUS = {256: "256", 512: "512", 1024: "1K", 2048: "2K", 4096: "4K"}
 
 
 class MellanoxDriver(SwitchDriver):
@@ -60,16 +58,20 @@ class OnyxDriver(MellanoxDriver):
     def pfc_port_lines(self, pfc: PfcFacts, port: str) -> list[str]:
         return ["dcb priority-flow-control mode on force"] if pfc.ports.get(port) else []
 
-    def pfc_removal(self, pfc: PfcFacts) -> list[Change]:
+    def lossless_removal(self, pfc: PfcFacts) -> list[Change]:
         changes = []
         if pfc.roce:
             changes.append(Change(None, "no roce", "roce", "RoCE off"))
-        for port in sorted(p for p, on in pfc.ports.items() if on):
-            changes.append(Change(self.context(port), "no dcb priority-flow-control mode force",
-                                  "dcb priority-flow-control mode on force", f"{port} PFC off"))
         for prio in pfc.lossless_priorities:
             changes.append(Change(None, f"no dcb priority-flow-control priority {prio} enable",
                                   f"dcb priority-flow-control priority {prio} enable", f"PFC priority {prio} off"))
+        return changes
+
+    def pfc_removal(self, pfc: PfcFacts) -> list[Change]:
+        changes = []
+        for port in sorted(p for p, on in pfc.ports.items() if on):
+            changes.append(Change(self.context(port), "no dcb priority-flow-control mode force",
+                                  "dcb priority-flow-control mode on force", f"{port} PFC off"))
         if pfc.enabled:
             changes.append(Change(None, "no dcb priority-flow-control enable force",
                                   "dcb priority-flow-control enable force", "PFC off (global)"))
@@ -93,10 +95,10 @@ class MlnxosIbDriver(MellanoxDriver):
         return super().facts_from_raw(name, raw)
 
     def mtu(self, mtu: int) -> str:
-        return f"mtu {_IB_MTUS.get(mtu, str(mtu))}"
+        return f"mtu {IB_MTUS.get(mtu, str(mtu))}"
 
     def speed(self, gbps: float) -> str:
-        return f"speed {_IB_SPEEDS.get(float(gbps), f'{gbps:g}G')}"
+        return f"speed {ib_speed_name(gbps) or f'{gbps:g}G'}"
 
     def parse_pfc(self, raw: dict[str, str]) -> PfcFacts:
         return mlnxos_ib.parse_pfc()

@@ -44,15 +44,17 @@ def parse_pfc(raw: str | Any) -> PfcFacts:
     data = load_json(raw, "show priority-flow-control")
     statuses = data.get("interfaceStatuses", {}) if isinstance(data, dict) else {}
     ports: dict[str, bool] = {}
-    priorities: set[int] = set()
+    per_port: dict[str, tuple[int, ...]] = {}
     for key, entry in statuses.items():
         port = canonical_port(PLATFORM, key)
         if port is None:
             continue
         ports[port] = bool(entry.get("enabled"))
-        priorities.update(int(p) for p in entry.get("priorities", []) or [])
+        per_port[port] = tuple(sorted(int(p) for p in entry.get("priorities", []) or []))
+    priorities = {p for prios in per_port.values() for p in prios}
     glob = bool(data.get("enabled", False)) if isinstance(data, dict) else False
-    return PfcFacts(glob, ports, roce=bool(priorities), lossless_priorities=tuple(sorted(priorities)))
+    return PfcFacts(glob, ports, roce=bool(priorities), lossless_priorities=tuple(sorted(priorities)),
+                    port_priorities={port: prios for port, prios in per_port.items() if prios})
 
 
 def parse_version(raw: str | Any) -> str:

@@ -26,12 +26,43 @@ def racfg(*args: str, env: dict[str, str], ok: tuple[int, ...] = (0,)) -> tuple[
     return time.perf_counter() - start, proc.stdout
 
 
-def ra_ethernet_lab_copy(directory: Path) -> Path:
-    path = directory / "ra-ethernet.yaml"
-    path.write_text((REPO / "inventory" / "ra-ethernet.yaml").read_text().replace(
-        "    flavor: mlnx\n    version: 4.5-1.0.1.0\n", "    flavor: inbox\n").replace(
-        "        model: Micron 9200\n", ""))
+def _renamed(text: str, site: str, new_site: str, octet: str, new_octet: str) -> str:
+    """The same site under another name and subnets, so a benchmark never touches a test's lab."""
+    return (text.replace(f"  name: {site}\n", f"  name: {new_site}\n", 1)
+            .replace(f"198.18.{octet}.", f"198.18.{new_octet}.").replace(f"198.19.{octet}.", f"198.19.{new_octet}."))
+
+
+def lab_copy(directory: Path) -> Path:
+    """inventory/lab.yaml as site benchlab on 198.18.90.0/24 and 198.19.90.0/24."""
+    path = directory / "benchlab.yaml"
+    path.write_text(_renamed((REPO / "inventory" / "lab.yaml").read_text(), "lab", "benchlab", "0", "90"))
     return path
+
+
+def ra_ethernet_lab_copy(directory: Path) -> Path:
+    """inventory/ra-ethernet.yaml as site benchra (198.18.91.0/24, 198.19.91.0/24), inbox OFED, no drive models."""
+    path = directory / "ra-ethernet.yaml"
+    text = (REPO / "inventory" / "ra-ethernet.yaml").read_text().replace(
+        "    flavor: mlnx\n    version: 4.5-1.0.1.0\n", "    flavor: inbox\n").replace(
+        "        model: Micron 9200\n", "")
+    path.write_text(_renamed(text, "ra-ethernet", "benchra", "1", "91"))
+    return path
+
+
+def lab_up(inventory: str, env: dict[str, str]) -> dict[str, str]:
+    """Build a fresh lab; returns ``env`` plus each ``password_env`` switch's variable set to the password the
+    lab gave that switch (an inventory's own password source is never overridden: the operator exports it)."""
+    from racfg.inventory import load_cluster
+    from racfg.lab import switch_password
+
+    racfg("lab", "down", inventory, env=env)
+    racfg("lab", "up", inventory, env=env)
+    cluster = load_cluster(inventory)
+    out = dict(env)
+    for name, switch in cluster.switches.items():
+        if switch.spec.credentials.password_env:
+            out[switch.spec.credentials.password_env] = switch_password(cluster.name, name)
+    return out
 
 
 def lab_down(*inventories: str, env: dict[str, str]) -> None:

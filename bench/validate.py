@@ -18,19 +18,18 @@ import statistics
 import tempfile
 from pathlib import Path
 
-from benchlib import REPO, lab_down, ra_ethernet_lab_copy, racfg
+from benchlib import lab_copy, lab_down, lab_up, ra_ethernet_lab_copy, racfg
 
 
 def main() -> None:
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        env = {**os.environ, "RACFG_STATE_DIR": tmp, "RACFG_PLAIN": "1"}
-        lab = str(REPO / "inventory" / "lab.yaml")
+        base = env = {**os.environ, "RACFG_STATE_DIR": tmp, "RACFG_PLAIN": "1"}
+        lab = str(lab_copy(Path(tmp)))
         ra = str(ra_ethernet_lab_copy(Path(tmp)))
         try:
             for name, inventory in (("lab.yaml", lab), ("ra-ethernet.yaml", ra)):
-                racfg("lab", "down", inventory, env=env)
-                racfg("lab", "up", inventory, env=env)
+                env = lab_up(inventory, base)
                 racfg("deploy", inventory, "--yes", env=env)
                 times, doc = [], {}
                 for _ in range(3):

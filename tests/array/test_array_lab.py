@@ -40,7 +40,16 @@ class ArraySite:
 
     def deploy(self, *args: str) -> None:
         proc = self.racfg("deploy", str(INVENTORY), "--yes", *args)
-        assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+        assert proc.returncode == 0, f"deploy exit {proc.returncode}: {self._deploy_problems()}\n" + \
+            proc.stdout[-1500:] + proc.stderr[-2000:]
+
+    def _deploy_problems(self) -> str:
+        """The failing hosts' problems from the last deploy's record (the recap's tail can hide them)."""
+        records = sorted(Path(self.env["RACFG_STATE_DIR"]).glob("runs/*-deploy/results.json"))
+        if not records:
+            return "no deploy record"
+        hosts = json.loads(records[-1].read_text()).get("hosts", [])
+        return "; ".join(f"{h['host']}: {h['problems']}" for h in hosts if h["failed"] or h["unreachable"]) or "-"
 
     def report(self, command: str, *args: str) -> tuple[int, dict]:
         proc = self.racfg(command, str(INVENTORY), "--format", "json", *args)

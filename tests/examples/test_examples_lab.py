@@ -1,0 +1,107 @@
+"""Each fabric of the examples runs in the lab with one command, as written (issue 13).
+
+One small inventory per fabric of the same shape as its example (2 dgx + 2 storage, the example's
+MLNX_OFED pin, drive models, switch platform and password_env): Ethernet/Onyx (ra-ethernet),
+Ethernet/EOS (ra-arista, modular port names, two rails), InfiniBand (ra-infiniband). Per fabric,
+one lab (module scope, torn down after its tests): `racfg demo` converges with the substitutions
+printed once, a second deploy of the substituted roles changes nothing, and validate is clean
+with the lab's skips saying why. bench/examples.py runs the full-size examples end to end.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from labsupport import running_lab
+
+from racfg.inventory import load_cluster
+from racfg.lab import switch_password
+from racfg.lab.substitutions import DRIVE_MODEL_REASON, IPOIB_REASON
+
+pytestmark = pytest.mark.lab
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]
+SUBSTITUTED = {  # inventory -> the substitution lines demo must print, once each
+    "exeth.yaml": ["MLNX_OFED 4.5-1.0.1.0 -> the distribution's inbox RDMA stack",
+                   "declared drive models -> not checked", "switch sn2700 password: RACFG_EXETH_SN2700_PASSWORD"],
+    "exeos.yaml": ["MLNX_OFED 4.5-1.0.1.0 -> the distribution's inbox RDMA stack",
+                   "declared drive models -> not checked", "switch arista7368 password: RACFG_EXEOS_ARISTA_PASSWORD"],
+    "exib.yaml": ["MLNX_OFED 4.5-1.0.1.0 -> the distribution's inbox RDMA stack",
+                  "InfiniBand NICs -> Ethernet stand-ins", "switch sb7800 password: RACFG_EXIB_SB7800_PASSWORD"],
+}
+
+
+@dataclass
+class Example:
+    inventory: Path
+    env: dict[str, str]  # the password_env variables unset: demo fills them in itself
+
+    def racfg(self, *args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "racfg", *args], capture_output=True, text=True,
+                              env=self.env, cwd=REPO, timeout=timeout)
+
+    def with_passwords(self) -> dict[str, str]:
+        """The environment a user has after exporting the lab switches' passwords (deploy, validate)."""
+        cluster = load_cluster(self.inventory)
+        return {**self.env, **{s.spec.credentials.password_env: switch_password(cluster.name, name)
+                               for name, s in cluster.switches.items() if s.spec.credentials.password_env}}
+
+
+@pytest.fixture(scope="module", params=sorted(SUBSTITUTED))
+def example(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Example]:
+    inventory = HERE / request.param
+    cluster = load_cluster(inventory)
+    env = {k: v for k, v in os.environ.items()
+           if k not in {s.spec.credentials.password_env for s in cluster.switches.values()}}
+    env.update(RACFG_STATE_DIR=str(tmp_path_factory.mktemp(f"state-{cluster.name}")), RACFG_PLAIN="1")
+    with running_lab(inventory, fresh=True):
+        yield Example(inventory, env)
+
+
+def test_demo_converges_and_prints_each_substitution_once(example: Example):
+    result = example.racfg("demo", str(example.inventory))
+    out = result.stdout + result.stderr
+    assert result.returncode == 0, out[-4000:]
+    assert "failed=0 unreachable=0" in result.stdout
+    for line in SUBSTITUTED[example.inventory.name]:
+        assert sum(line in text for text in result.stdout.splitlines()) == 1, (line, out[:3000])
+    assert "jumbo frames 4/4 paths pass" in result.stdout or "jumbo frames 8/8 paths pass" in result.stdout
+
+
+def test_second_deploy_of_the_substituted_roles_changes_nothing(example: Example):
+    result = subprocess.run([sys.executable, "-m", "racfg", "deploy", str(example.inventory), "--yes", "--format",
+                             "json", "--tags", "ofed,fabric,nvme_storage"], capture_output=True, text=True,
+                            env=example.with_passwords(), cwd=REPO, timeout=600)
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-3000:]
+    hosts = json.loads(result.stdout)["hosts"]
+    assert hosts and all(h["failed"] == 0 and h["changed"] == 0 for h in hosts), hosts
+    assert "MLNX_OFED 4.5-1.0.1.0 -> the distribution's inbox RDMA stack" in result.stderr  # announced, stdout JSON
+
+
+def test_validate_is_clean_with_the_labs_skips_saying_why(example: Example):
+    result = subprocess.run([sys.executable, "-m", "racfg", "validate", str(example.inventory), "--format", "json"],
+                            capture_output=True, text=True, env=example.with_passwords(), cwd=REPO, timeout=300)
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
+    report = json.loads(result.stdout)
+    results = report["results"]
+    by_check = {r["check"]: r for r in results}
+    assert not [r for r in results if r["status"] in ("fail", "error")]
+    assert any("MLNX_OFED" in note for note in report["notes"])
+    rdma_gpu = [r for r in results if r["category"] in ("rdma", "gpu") and r["check"].split("/")[2] != "ofed_version"]
+    assert rdma_gpu and all(r["status"] == "skip" and r["message"] for r in rdma_gpu)
+    assert all(by_check[f"{h}/rdma/ofed_version"]["status"] == "pass" for h in ("dgx01", "dgx02"))
+    if example.inventory.name == "exib.yaml":
+        ipoib = [r for r in results if "/rdma/ipoib_mode" in r["check"]]
+        assert len(ipoib) == 4 and all(IPOIB_REASON in r["message"] for r in ipoib)
+    else:
+        models = [r for r in results if "/storage/model" in r["check"]]
+        assert len(models) == 4 and all(r["status"] == "skip" and DRIVE_MODEL_REASON in r["message"]
+                                        for r in models)

@@ -7,6 +7,8 @@ stop on Ctrl-C. This module is that one piece.
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 import signal
 import sys
@@ -313,9 +315,43 @@ class PlaybookRun:
             parts.append(f"-e @{self.secret_vars}")
         return " ".join(parts)
 
-    def count_tasks(self) -> int:
-        """How many tasks the play will start (for the progress bar): ansible-playbook --list-tasks."""
+    def _task_count_key(self) -> str:
+        """What the number of tasks a play starts depends on: the play, its selection, the
+        rendered inventories (content), and playbooks/ and roles/ (names, sizes, mtimes)."""
+        import hashlib
+
+        sel = self.selection
+        digest = hashlib.sha256(repr((self.playbook, sel.limit, sel.tags, sel.skip_tags, sel.check)).encode())
+        for inventory in self.inventories():  # the rendered hosts.yml, group_vars/ and host_vars/ beside it
+            for path in sorted(p for p in inventory.parent.rglob("*") if p.is_file()):
+                with contextlib.suppress(OSError):
+                    digest.update(path.name.encode() + path.read_bytes())
+        for root in (playbooks_dir(), roles_dir()):
+            for path in sorted(root.rglob("*")):
+                with contextlib.suppress(OSError):
+                    info = path.stat()
+                    digest.update(f"{path}:{info.st_size}:{info.st_mtime_ns}".encode())
+        return digest.hexdigest()[:20]
+
+    def remember_task_count(self, cache: Path, tasks_started: int) -> None:
+        """Keep how many tasks a finished run started: the next run of the same play needs no
+        ``--list-tasks`` (a second ansible-playbook that parses every role) for its progress bar."""
+        with contextlib.suppress(OSError, ValueError):
+            known = json.loads(cache.read_text()) if cache.exists() else {}
+            known[self._task_count_key()] = tasks_started
+            cache.parent.mkdir(parents=True, exist_ok=True)
+            cache.write_text(json.dumps(dict(list(known.items())[-32:])) + "\n")
+
+    def count_tasks(self, cache: Path | None = None) -> int:
+        """How many tasks the play will start (for the progress bar): what the last run of the
+        same play started (``cache``, see remember_task_count), else ansible-playbook --list-tasks."""
         import subprocess
+
+        if cache is not None:
+            with contextlib.suppress(OSError, ValueError):
+                known = json.loads(cache.read_text()).get(self._task_count_key())
+                if isinstance(known, int) and known > 0:
+                    return known
 
         argv = [str(Path(sys.executable).parent / "ansible-playbook"), "--list-tasks",
                 str(playbooks_dir() / self.playbook)]

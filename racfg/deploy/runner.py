@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import threading
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -99,27 +100,42 @@ def run_deploy(cluster: Cluster, options: DeployOptions, title: str = "deploy",
         if overrides.active:
             record.write_json("connection.json", {"provider": overrides.provider,
                                                   "substitutions": list(overrides.substitutions)})
+        wants_baseline = not options.check and options.baseline and not options.limit
+        # site.yml records the hosts' baseline facts in its last play, from the facts its first play
+        # gathered (one run, one facts gathering): no second playbook run per deploy.
+        staging = staging_dir(cluster.name) if wants_baseline and options.playbook == "site.yml" else None
+        baseline_vars = ({"racfg_record_baseline": True, "racfg_baseline_dir": str(staging / "hosts")}
+                         if staging is not None else {})
         with _switch_secrets(cluster, in_scope, overrides) as secrets:
             run = PlaybookRun(
                 playbook=options.playbook,
                 inventory=inventory_dir / "hosts.yml",
                 record_dir=record.path,
                 selection=options,
-                extravars={"racfg_allow_reboot": options.allow_reboot, **provider_extravars(overrides)},
+                extravars={"racfg_allow_reboot": options.allow_reboot, **provider_extravars(overrides),
+                           **baseline_vars},
                 connection_inventory=write_connection_vars(cluster, overrides, record.path / "connection"),
                 secret_vars=secrets,
             )
             view = RunView(f"{title} {cluster.name}", verbose=options.verbose, to_stderr=options.progress_to_stderr,
                            quiet=options.quiet)
-            tracker = RunTracker(total_tasks=run.count_tasks(), on_line=view.line_sink(), verbose=options.verbose)
+            # The task total only feeds the live progress bar: no bar (plain lines, CI), no count.
+            task_counts = state_dir() / "cache" / "task-counts.json"
+            tracker = RunTracker(total_tasks=run.count_tasks(task_counts) if view.tty else 0,
+                                 on_line=view.line_sink(), verbose=options.verbose)
             interrupted = _play(run, tracker, view, stop)
+            if not interrupted and tracker.stats_seen:
+                run.remember_task_count(task_counts, tracker.tasks_started)
         hosts = [h.as_dict() for h in sorted(tracker.hosts.values(), key=lambda h: h.name)]
         outcome = DeployOutcome(record, hosts, _exit_code(tracker, interrupted), interrupted,
                                 diffs=[{"host": d.host, "task": d.task, "diff": d.text} for d in tracker.diffs])
-        if outcome.exit_code == ExitCode.OK and not options.check and options.baseline and not options.limit:
-            outcome.baseline, outcome.baseline_error = record_baseline(cluster, run, record, overrides, stop)
+        if outcome.exit_code == ExitCode.OK and wants_baseline:
+            outcome.baseline, outcome.baseline_error = record_baseline(cluster, run, record, overrides, stop,
+                                                                       staging=staging)
             if stop.is_set():
                 outcome.interrupted, outcome.exit_code = True, ExitCode.CANNOT_RUN
+        elif staging is not None:
+            shutil.rmtree(staging, ignore_errors=True)
         record.write_json("results.json", outcome.as_dict())
         return outcome
 
@@ -162,13 +178,21 @@ def _exit_code(tracker: RunTracker, interrupted: bool) -> ExitCode:
 
 def record_baseline(cluster: Cluster, run: PlaybookRun, record: RunRecord,
                     overrides: ConnectionOverrides = NO_OVERRIDES, stop: threading.Event | None = None,
-                    ) -> tuple[Path | None, str | None]:
-    """Collect host facts (playbooks/facts.yml) and switch facts, and keep them as the baseline.
+                    staging: Path | None = None) -> tuple[Path | None, str | None]:
+    """Keep host facts and switch facts as the baseline.
 
-    Returns (baseline directory, None), or (None, why not): the previous baseline then stays.
+    ``staging`` holds the host facts the run itself wrote (site.yml's last play); without it
+    they are collected by a run of playbooks/facts.yml. Returns (baseline directory, None), or
+    (None, why not): the previous baseline then stays.
     """
-    staging, error = collect_facts(cluster, run.inventory, run.connection_inventory, record.path / "facts",
-                                   overrides, stop, forks=run.selection.forks)
+    if staging is None:
+        staging, error = collect_facts(cluster, run.inventory, run.connection_inventory, record.path / "facts",
+                                       overrides, stop, forks=run.selection.forks)
+    else:
+        error = _missing_host_facts(cluster, staging) or _add_switch_facts(cluster, staging, overrides)
+        if error is not None:
+            shutil.rmtree(staging, ignore_errors=True)
+            staging = None
     if staging is None:
         return None, error
     path = commit_baseline(cluster.name, staging, {"site": cluster.name, "run": str(record.path),
@@ -185,8 +209,6 @@ def collect_facts(cluster: Cluster, inventory: Path, connection_inventory: Path 
     Returns (staging directory, None) or (None, why not). Read-only: facts.yml changes nothing.
     Used for the baseline after a deploy and by drift for "now".
     """
-    from racfg.errors import RacfgError
-
     staging = staging_dir(cluster.name)
     facts_run = PlaybookRun(playbook="facts.yml", inventory=inventory, record_dir=record_dir,
                             selection=Selection(forks=forks),
@@ -198,13 +220,26 @@ def collect_facts(cluster: Cluster, inventory: Path, connection_inventory: Path 
     if tracker.totals["failed"] or tracker.totals["unreachable"] or not tracker.stats_seen:
         problems = [f"{h.name}: {p}" for h in tracker.hosts.values() for p in h.problems]
         return None, "host facts could not be read (" + ("; ".join(problems[:3]) or "facts run failed") + ")"
+    error = _add_switch_facts(cluster, staging, overrides)
+    return (None, error) if error else (staging, None)
+
+
+def _missing_host_facts(cluster: Cluster, staging: Path) -> str | None:
+    missing = [h.name for h in cluster.hosts if not (staging / "hosts" / f"{h.name}.json").is_file()]
+    return f"host facts missing for {', '.join(missing)}" if missing else None
+
+
+def _add_switch_facts(cluster: Cluster, staging: Path, overrides: ConnectionOverrides) -> str | None:
+    """Write every switch's facts into the staging directory; why not, if they cannot be read."""
+    from racfg.errors import RacfgError
+
     try:
         switches = switch_baseline(cluster, overrides)
     except RacfgError as exc:
-        return None, f"switch facts could not be read ({exc})"
+        return f"switch facts could not be read ({exc})"
     for name, facts in switches.items():
         (staging / "switches" / f"{name}.json").write_text(json.dumps(facts, indent=2, sort_keys=True) + "\n")
-    return staging, None
+    return None
 
 
 def switch_baseline(cluster: Cluster, overrides: ConnectionOverrides = NO_OVERRIDES) -> dict[str, dict[str, Any]]:

@@ -7,8 +7,9 @@ tests set them directly (seconds, instead of an Ansible run).
 
 from __future__ import annotations
 
-from racfg.lab import api
 from labsupport import LabHandle
+
+from racfg.lab import api
 
 JUMBO = 9000
 

@@ -255,7 +255,7 @@ def _build(cluster: Cluster, path: Path, inv_hash: str, scale: int, say: Progres
                 "ports_per_slot": sw.model.ports_per_slot,
                 "listen": sw.spec.mgmt, "ssh_port": 22, "username": sw.spec.credentials.username,
                 "password_file": str(sdir / "password"), "state_dir": str(sdir), "netns": sws.netns,
-                "ports": ports[sw.name],
+                "ports": ports[sw.name], "os_version": sw.spec.os_version,
             })
             sws.pid = switches.start_cli(sws, sdir)
             save_state(state)

@@ -160,7 +160,7 @@ def script(commands: dict[str, str], pings: list[PingPath]) -> str:
         lines.append(f"echo '{MARK} begin pings'")
         lines.append("( ")
         for i, p in enumerate(pings):
-            ping = (f"ping -n -q -M do -s {p.size} -c 3 -i 0.2 -W 2 -I {shlex.quote(p.src_nic)} "
+            ping = (f"ping -n -q -M do -s {p.size} -c 3 -i 0.2 -W 5 -I {shlex.quote(p.src_nic)} "
                     f"{shlex.quote(p.dst_addr)} >/dev/null 2>&1")
             lines.append(f"  ( {ping}; echo \"{i} $?\" ) &")
         lines.append("  wait )")

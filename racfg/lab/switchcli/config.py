@@ -33,6 +33,7 @@ class CliConfig:
     netns: str | None = None
     default_speed_gbps: float = 100.0
     eapi_port: int | None = None  # EOS only: HTTPS eAPI on the same address; None: not served
+    os_version: str | None = None  # the release the inventory pins (switches[].os_version), else the default
 
     @property
     def password(self) -> str:
@@ -60,4 +61,5 @@ class CliConfig:
             ports_per_slot=int(per_slot or 0), netns=data.get("netns"),
             default_speed_gbps=float(known.speed_gbps if known else 100.0),
             eapi_port=int(data["eapi_port"]) if data.get("eapi_port") and data["platform"] == "eos" else None,
+            os_version=data.get("os_version") or None,
         )

@@ -32,7 +32,7 @@ class EmulatedSwitch:
         self.factory = factory.copy()  # what an empty startup config means (EOS ``show startup-config``)
         self.running: SwitchConfig = load_or_factory(self.store, factory)
         self.boot_time = time.time()
-        self.version = VERSIONS[cfg.platform]
+        self.version = cfg.os_version or VERSIONS[cfg.platform]  # a lab switch runs the pinned release
         self.sessions: dict[str, SwitchConfig] = {}  # EOS config sessions, by name
         self.sync_links()
 

@@ -7,9 +7,12 @@ drive whose model differs from the declared one). The rest of the file is as shi
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
+import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -63,6 +66,22 @@ def lab_up(inventory: str, env: dict[str, str]) -> dict[str, str]:
         if switch.spec.credentials.password_env:
             out[switch.spec.credentials.password_env] = switch_password(cluster.name, name)
     return out
+
+
+def deployed_labs() -> Iterator[tuple[str, str, dict[str, str]]]:
+    """(name, inventory, env) for the lab copies of lab.yaml and ra-ethernet, each built fresh and
+    deployed, then removed when the caller moves on (and whatever happens)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        base = {**os.environ, "RACFG_STATE_DIR": tmp, "RACFG_PLAIN": "1"}
+        labs = (("lab.yaml", str(lab_copy(Path(tmp)))), ("ra-ethernet.yaml", str(ra_ethernet_lab_copy(Path(tmp)))))
+        try:
+            for name, inventory in labs:
+                env = lab_up(inventory, base)
+                racfg("deploy", inventory, "--yes", env=env)
+                yield name, inventory, env
+                racfg("lab", "down", inventory, env=env)
+        finally:
+            lab_down(*(inventory for _, inventory in labs), env=base)
 
 
 def lab_down(*inventories: str, env: dict[str, str]) -> None:

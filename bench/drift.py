@@ -4,35 +4,22 @@
 drift runs its three layers (config = check-mode deploy, state = validate, environment = facts
 against the baseline) concurrently, so its time is about the check-mode deploy's alone
 [drift <= 1.2x `racfg deploy --check`], on inventory/lab.yaml and on ra-ethernet.yaml in the lab
-(as in bench/benchlib.py). Prints each layer's time. Needs root; builds and removes its labs.
+(the lab copies of bench/benchlib.py). Prints each layer's time. Needs root; builds and removes its labs.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import tempfile
-from pathlib import Path
 
-from benchlib import lab_copy, lab_down, lab_up, ra_ethernet_lab_copy, racfg
+from benchlib import deployed_labs, racfg
 
 
 def main() -> None:
     rows = []
-    with tempfile.TemporaryDirectory() as tmp:
-        base = env = {**os.environ, "RACFG_STATE_DIR": tmp, "RACFG_PLAIN": "1"}
-        lab = str(lab_copy(Path(tmp)))
-        ra = str(ra_ethernet_lab_copy(Path(tmp)))
-        try:
-            for name, inventory in (("lab.yaml", lab), ("ra-ethernet.yaml", ra)):
-                env = lab_up(inventory, base)
-                racfg("deploy", inventory, "--yes", env=env)
-                check, _ = racfg("deploy", inventory, "--check", "--format", "json", env=env)
-                seconds, out = racfg("drift", inventory, "--format", "json", env=env, ok=(0, 1))
-                rows.append((name, check, seconds, json.loads(out)["meta"]["layers_seconds"]))
-                racfg("lab", "down", inventory, env=env)
-        finally:
-            lab_down(lab, ra, env=env)
+    for name, inventory, env in deployed_labs():
+        check, _ = racfg("deploy", inventory, "--check", "--format", "json", env=env)
+        seconds, out = racfg("drift", inventory, "--format", "json", env=env, ok=(0, 1))
+        rows.append((name, check, seconds, json.loads(out)["meta"]["layers_seconds"]))
     for name, check, seconds, layers in rows:
         per_layer = ", ".join(f"{k} {v:.1f} s" for k, v in sorted(layers.items()))
         print(f"drift {name:<18} {seconds:6.1f} s  (deploy --check alone {check:6.1f} s: {seconds / check:.2f}x "

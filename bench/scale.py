@@ -161,6 +161,9 @@ def bench_size(bench: Bench, size: int, inventory: Path, steps: set[str], tmp: P
         if steps & {"deploy", "rerun", "plain", "validate", "drift"}:
             got = bench.timed(size, "first deploy", hosts, spaces, deploy)
             bench.rows[-1].note = bench.rows[-1].note or changed(got.stdout)
+            if got.rc != 0:  # the rest would measure a broken site
+                print(f"  first deploy failed: the other steps at {size} hosts are left out", flush=True)
+                return
         if "rerun" in steps:
             got = bench.timed(size, "no-change deploy", hosts, spaces, deploy)
             bench.rows[-1].note = bench.rows[-1].note or changed(got.stdout)

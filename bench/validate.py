@@ -5,7 +5,7 @@
 - validate of inventory/ra-ethernet.yaml in the lab (17 hosts, 1 switch,
   a 9x8 dgx->storage jumbo matrix plus 8x7 storage pairs)                      [< 30 s, < 2.5x lab.yaml]
 
-Both labs are deployed first (the checks then run against a converged site; ra-ethernet as in
+Both labs are deployed first (the checks then run against a converged site; the lab copies of
 bench/benchlib.py). Each validate runs three times; the median is printed with checks per second.
 Needs root; builds and removes its labs.
 """
@@ -13,33 +13,20 @@ Needs root; builds and removes its labs.
 from __future__ import annotations
 
 import json
-import os
 import statistics
-import tempfile
-from pathlib import Path
 
-from benchlib import lab_copy, lab_down, lab_up, ra_ethernet_lab_copy, racfg
+from benchlib import deployed_labs, racfg
 
 
 def main() -> None:
     rows = []
-    with tempfile.TemporaryDirectory() as tmp:
-        base = env = {**os.environ, "RACFG_STATE_DIR": tmp, "RACFG_PLAIN": "1"}
-        lab = str(lab_copy(Path(tmp)))
-        ra = str(ra_ethernet_lab_copy(Path(tmp)))
-        try:
-            for name, inventory in (("lab.yaml", lab), ("ra-ethernet.yaml", ra)):
-                env = lab_up(inventory, base)
-                racfg("deploy", inventory, "--yes", env=env)
-                times, doc = [], {}
-                for _ in range(3):
-                    seconds, out = racfg("validate", inventory, "--format", "json", env=env, ok=(0, 1, 3))
-                    times.append(seconds)
-                    doc = json.loads(out)
-                rows.append((name, statistics.median(times), len(doc["results"]), doc["summary"]))
-                racfg("lab", "down", inventory, env=env)
-        finally:
-            lab_down(lab, ra, env=env)
+    for name, inventory, env in deployed_labs():
+        times, doc = [], {}
+        for _ in range(3):
+            seconds, out = racfg("validate", inventory, "--format", "json", env=env, ok=(0, 1, 3))
+            times.append(seconds)
+            doc = json.loads(out)
+        rows.append((name, statistics.median(times), len(doc["results"]), doc["summary"]))
     for name, seconds, checks, summary in rows:
         print(f"validate {name:<18} {seconds:6.1f} s  {checks:5d} checks  {checks / seconds:7.0f} checks/s  "
               f"(pass {summary['pass']}, fail {summary['fail']}, skip {summary['skip']}, error {summary['error']})")

@@ -10,15 +10,12 @@ What the switch CLI shows from it: racfg.lab.switchcli.lldp.
 
 from __future__ import annotations
 
-import contextlib
-import os
-import signal
 import subprocess
 import time
 from pathlib import Path
 
 from racfg.errors import CannotRunError
-from racfg.lab.machines import _children, _tail, is_running
+from racfg.lab.machines import _children, _tail, is_running, terminate
 from racfg.lab.state import SwitchState
 from racfg.lab.switchcli import lldp
 from racfg.switches.ports import device_port
@@ -68,18 +65,7 @@ def start(switch: SwitchState, directory: Path, timeout: float = 10.0) -> int | 
 
 def stop(switch: SwitchState, timeout: float = 5.0) -> None:
     """Stop the switch's lldpd (SIGTERM: it sends its shutdown LLDPDUs), SIGKILL if it lingers."""
-    pid = switch.lldpd_pid
-    if pid and is_running(pid, PROCESS):
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGTERM)
-        deadline = time.monotonic() + timeout
-        while is_running(pid, PROCESS) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        if is_running(pid, PROCESS):
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
-            while is_running(pid, PROCESS):
-                time.sleep(0.05)
+    terminate(switch.lldpd_pid, PROCESS, timeout=timeout)
     switch.lldpd_pid = None
 
 

@@ -122,6 +122,23 @@ def start(host: HostState, repo_dir: Path, log_file: Path) -> int:
     return proc.pid
 
 
+def terminate(pid: int | None, expect: str, *, kill: bool = False, timeout: float = 10.0) -> None:
+    """Stop a lab process (SIGTERM, or SIGKILL at once when ``kill``) and wait until it is gone;
+    SIGKILL if it outlives ``timeout``. ``expect`` guards against a recycled pid (see is_running)."""
+    if not pid or not is_running(pid, expect):
+        return
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGKILL if kill else signal.SIGTERM)
+    deadline = time.monotonic() + timeout
+    while is_running(pid, expect) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if is_running(pid, expect):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+        while is_running(pid, expect):
+            time.sleep(0.05)
+
+
 def is_running(pid: int | None, expect: str = "systemd-nspawn") -> bool:
     """True if ``pid`` is a live (not zombie) process whose command line mentions ``expect`` (or is
     momentarily empty, mid-exec)."""

@@ -10,12 +10,10 @@ namespace so that port MTU and shutdown issued on the CLI act on the real data p
 
 from __future__ import annotations
 
-import contextlib
 import importlib.util
 import json
 import os
 import secrets
-import signal
 import subprocess
 import sys
 import time
@@ -23,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from racfg.errors import CannotRunError
-from racfg.lab.machines import _children, _tail, is_running, ssh_banner
+from racfg.lab.machines import _children, _tail, is_running, ssh_banner, terminate
 from racfg.lab.sh import log
 from racfg.lab.state import SwitchState
 
@@ -109,16 +107,5 @@ def wait_cli(switches: list[SwitchState], timeout: float, site_dir: Path) -> Non
 
 def stop_cli(switch: SwitchState, *, kill: bool = False, timeout: float = 10.0) -> None:
     """Stop the switch CLI (SIGTERM, or SIGKILL as a power cut when ``kill``) and wait until it is gone."""
-    pid = switch.pid
-    if pid and is_running(pid, CLI_MODULE):
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGKILL if kill else signal.SIGTERM)
-        deadline = time.monotonic() + timeout
-        while is_running(pid, CLI_MODULE) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        if is_running(pid, CLI_MODULE):
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
-            while is_running(pid, CLI_MODULE):
-                time.sleep(0.05)
+    terminate(switch.pid, CLI_MODULE, kill=kill, timeout=timeout)
     switch.pid = None

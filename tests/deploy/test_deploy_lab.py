@@ -84,7 +84,8 @@ def test_fresh_lab_converges_then_changes_nothing(lab: LabHandle, state_dir: Pat
     # The baseline of the good state was recorded.
     baseline = state_dir / "baseline" / "lab"
     facts = json.loads((baseline / "hosts" / "dgx01.json").read_text())
-    assert facts["nics"] == {"data0": 9000} and "rdma-core" in facts["packages"]
+    assert facts["nics"]["data0"]["mtu"] == 9000 and "rdma-core" in facts["packages"]
+    assert facts["nics"]["data0"]["addresses"] == ["198.19.0.11/24"] and facts["nics"]["data0"]["driver"] == "veth"
     switch = json.loads((baseline / "switches" / "sw1.json").read_text())
     assert switch["version"]
 

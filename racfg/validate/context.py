@@ -124,8 +124,8 @@ class ValidateContext:
         return sysctl_settings(self.site.group_vars, self.host_vars(name))
 
     def ping_paths(self) -> list[PingPath]:
-        return [p for p in ping_paths(self.site.hosts) if p.src_host in self.host_names
-                and p.dst_host in self.host_names]
+        """Paths from the selected hosts (to any storage NIC: a --limit picks who pings, not whom)."""
+        return [p for p in ping_paths(self.site.hosts) if p.src_host in self.host_names]
 
     def probes(self) -> dict[str, HostProbe]:
         """Every selected host's probe, all hosts at once (one thread and one connection each)."""
@@ -205,7 +205,7 @@ class ValidateContext:
         from racfg.switches.ports import canonical_port
 
         cables, platforms = [], {}
-        for name in self.switch_names:
+        for name in self.site.switches:  # the whole cabling plan, whichever targets --limit selected
             sv = self.site.switches[name]
             platforms[name] = str(sv["racfg_switch"]["platform"])
             cables += [CableEnd(name, p["port"], p["host"], p["nic"]) for p in sv.get("racfg_switch_ports", [])]

@@ -14,10 +14,14 @@ ROLES = ["common", "fabric", "ofed", "gpu", "nvme_storage", "weka"]
 def test_switch_play_comes_first_and_roles_target_their_groups() -> None:
     plays = yaml.safe_load((REPO / "playbooks/site.yml").read_text())
     assert plays[0]["ansible.builtin.import_playbook"] == "switches.yml" and plays[0]["tags"] == ["switch"]
-    targets = {r["role"]: p["hosts"] for p in plays[1:] for r in p["roles"]}
+    # the last play records the baseline facts, only when racfg deploy asks for it
+    assert plays[-1]["ansible.builtin.import_playbook"] == "facts.yml"
+    assert plays[-1]["when"] == "racfg_record_baseline | default(false) | bool"
+    role_plays = plays[1:-1]
+    targets = {r["role"]: p["hosts"] for p in role_plays for r in p["roles"]}
     assert targets == {"common": "cluster", "fabric": "cluster", "ofed": "cluster", "gpu": "dgx",
-                       "nvme_storage": "storage", "weka": "cluster"}
-    assert all(r["tags"] == [r["role"]] for p in plays[1:] for r in p["roles"])
+                       "nfs_client": "dgx", "nvme_storage": "storage", "weka": "cluster"}
+    assert all(r["tags"] == [r["role"]] for p in role_plays for r in p["roles"])
 
 
 def test_every_role_tag_is_listed(tmp_path: Path) -> None:

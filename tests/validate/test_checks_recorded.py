@@ -183,3 +183,12 @@ def test_unreachable_host_makes_every_check_an_error():
     results = run_checks(ctx, ValidateOptions(categories=["system", "network"]))
     assert results and {r.status for r in results} == {Status.ERROR}
     assert all("cannot reach h1" in r.message for r in results)
+
+
+def test_a_kind_with_nothing_selected_reports_nothing():
+    """--limit dgx01 selects no switch: the switch checks are not "skipped", they are not there."""
+    site = RenderedSite(group_vars=GROUP, hosts={"h1": host("dgx")}, switches={})
+    ctx = ValidateContext(site)
+    ctx._probes = {"h1": HostProbe("h1", sections={})}
+    ctx._switch_facts = {}
+    assert run_checks(ctx, ValidateOptions(categories=["switches"])) == []

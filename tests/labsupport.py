@@ -149,7 +149,7 @@ def lab_connection_args(overrides: ConnectionOverrides) -> list[str]:
     deploy lifts for a lab run (no GPUs) as extra vars."""
     import json
 
-    from racfg.deploy.runner import provider_extravars
+    from racfg.deploy.command import provider_extravars
 
     if not overrides.active:
         return []

@@ -1,12 +1,12 @@
 """Command-line interface. Importing the command modules registers them on the app."""
 
-from racfg.cli import check_cmd as _check_cmd  # noqa: F401
 from racfg.cli import demo_cmd as _demo_cmd  # noqa: F401
 from racfg.cli import deploy_cmd as _deploy_cmd  # noqa: F401
 from racfg.cli import drift_cmd as _drift_cmd  # noqa: F401
+from racfg.cli import inventory_cmd as _inventory_cmd  # noqa: F401
 from racfg.cli import lab_cmd as _lab_cmd  # noqa: F401
 from racfg.cli import smoke_cmd as _smoke_cmd  # noqa: F401
 from racfg.cli import validate_cmd as _validate_cmd  # noqa: F401
-from racfg.cli.app import app, main, run
+from racfg.cli.app import app, invoke, main
 
-__all__ = ["app", "main", "run"]
+__all__ = ["app", "invoke", "main"]

@@ -43,7 +43,7 @@ def fail(error: RacfgError) -> NoReturn:
     raise typer.Exit(int(error.exit_code))
 
 
-def run() -> int:
+def invoke() -> int:
     """Run the app, mapping racfg errors to exit codes and hiding tracebacks unless --debug."""
     try:
         code = app(standalone_mode=False)
@@ -80,4 +80,4 @@ def _is_click_exception(exc: BaseException) -> bool:
 
 
 def main() -> None:
-    sys.exit(run())
+    sys.exit(invoke())

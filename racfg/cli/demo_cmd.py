@@ -9,11 +9,11 @@ from pathlib import Path
 import typer
 
 from racfg.cli.app import app
-from racfg.cli.check_cmd import INVENTORY_ARG
 from racfg.cli.deploy_cmd import RecapFormat, refuse_policy_errors, report
+from racfg.cli.inventory_cmd import INVENTORY_ARG
 from racfg.cli.providers import announce_substitutions, overrides_for
 from racfg.console import print_table, say
-from racfg.deploy.runner import DeployOptions, run_deploy
+from racfg.deploy.command import DeployOptions, run_deploy
 from racfg.errors import EXIT_CODES_HELP, ExitCode
 from racfg.inventory import Cluster, load_cluster
 

@@ -10,10 +10,10 @@ from pathlib import Path
 import typer
 
 from racfg.cli.app import app
-from racfg.cli.check_cmd import INVENTORY_ARG, finding_text
+from racfg.cli.inventory_cmd import INVENTORY_ARG, finding_text
 from racfg.cli.providers import announce_substitutions, overrides_for
 from racfg.console import say
-from racfg.deploy.runner import DeployOptions, DeployOutcome, run_deploy
+from racfg.deploy.command import DeployOptions, DeployOutcome, run_deploy
 from racfg.deploy.view import print_recap
 from racfg.errors import EXIT_CODES_HELP, ExitCode, UsageError
 from racfg.inventory import Cluster, load_cluster

@@ -8,12 +8,12 @@ from pathlib import Path
 import typer
 
 from racfg.cli.app import app
-from racfg.cli.check_cmd import INVENTORY_ARG
+from racfg.cli.inventory_cmd import INVENTORY_ARG
 from racfg.cli.providers import overrides_for
 from racfg.cli.reporting import FORMAT_OPTION, LIMIT_OPTION, OUTPUT_OPTION, ResultFormat
 from racfg.console import is_tty, print_table, say
+from racfg.drift.command import DriftOptions, accept, list_baselines, run_drift
 from racfg.drift.plan import render_plan
-from racfg.drift.runner import DriftOptions, accept, list_baselines, run_drift
 from racfg.errors import ExitCode, UsageError
 from racfg.inventory import load_cluster
 from racfg.results.render import render_report, write_reports

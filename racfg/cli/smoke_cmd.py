@@ -9,13 +9,13 @@ from pathlib import Path
 import typer
 
 from racfg.cli.app import app
-from racfg.cli.check_cmd import INVENTORY_ARG
+from racfg.cli.inventory_cmd import INVENTORY_ARG
 from racfg.cli.providers import overrides_for
 from racfg.cli.reporting import FORMAT_OPTION, OUTPUT_OPTION, VERBOSE_OPTION, ResultFormat, emit
 from racfg.console import is_tty, say
 from racfg.errors import ExitCode, UsageError
 from racfg.inventory import load_cluster
-from racfg.runs import RunRecord
+from racfg.run_record import RunRecord
 
 SMOKE_EXIT = ("Exit codes: 0 every measurement met its reference; 1 something did not (a link below its share "
               "of line rate, scaling not linear, an outlier, drops on a switch port, a benchmark off its "
@@ -83,7 +83,7 @@ def smoke(
         raise typer.Exit(_compare(compare, tolerance, fmt, output, verbose))
     if inventory is None:
         raise UsageError("give an inventory file (or --compare RUN_A RUN_B)")
-    from racfg.smoke.run import PHASES, SmokeOptions, run_smoke
+    from racfg.smoke.command import PHASES, SmokeOptions, run_smoke
 
     skipped = frozenset(p.strip() for p in (skip or "").split(",") if p.strip())
     if skipped - set(PHASES):

@@ -8,12 +8,12 @@ from pathlib import Path
 import typer
 
 from racfg.cli.app import app
-from racfg.cli.check_cmd import INVENTORY_ARG
+from racfg.cli.inventory_cmd import INVENTORY_ARG
 from racfg.cli.providers import overrides_for
 from racfg.cli.reporting import FORMAT_OPTION, LIMIT_OPTION, OUTPUT_OPTION, VERBOSE_OPTION, ResultFormat, emit
 from racfg.console import is_tty
 from racfg.inventory import load_cluster
-from racfg.validate.runner import CATEGORIES, ValidateOptions, run_validate
+from racfg.validate.command import CATEGORIES, ValidateOptions, run_validate
 
 CATEGORY_HELP = "Only these categories: " + ", ".join(CATEGORIES) + "; repeatable."
 VALIDATE_EXIT = ("Exit codes: 0 every check passed or was skipped with its reason; 1 a check failed; "

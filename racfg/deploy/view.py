@@ -14,7 +14,7 @@ from rich.table import Table
 from rich.text import Text
 
 from racfg.console import console, is_tty, print_table
-from racfg.playbook_run import RunTracker
+from racfg.playbook import PlaybookTracker
 
 
 def _status(h: Any) -> Text:
@@ -27,7 +27,7 @@ def _status(h: Any) -> Text:
     return Text("running", style="cyan")
 
 
-def live_renderable(tracker: RunTracker, title: str) -> Group:
+def live_renderable(tracker: PlaybookTracker, title: str) -> Group:
     """One line per host with its current task, a bar over the play's tasks and the counts."""
     with tracker.lock:
         total = max(tracker.total_tasks, tracker.tasks_started, 1)
@@ -75,7 +75,7 @@ class RunView:
     def __enter__(self) -> RunView:
         return self
 
-    def attach(self, tracker: RunTracker) -> None:
+    def attach(self, tracker: PlaybookTracker) -> None:
         if self.tty:
             target = console() if self.stream is sys.stdout else Console(stderr=True, highlight=False)
             self._live = Live(live_renderable(tracker, self.title), console=target, refresh_per_second=4,

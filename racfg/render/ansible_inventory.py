@@ -70,7 +70,7 @@ def host_vars(cluster: Cluster, host: ClusterHost) -> dict[str, Any]:
             "racfg_mgmt": str(host.mgmt),
             "racfg_gpus": host.gpus,
             # a dgx host that the inventory gives GPUs must show them: the gpu role fails otherwise
-            # (only a lab run lifts this, see racfg.deploy.runner.provider_extravars)
+            # (only a lab run lifts this, see racfg.deploy.command.provider_extravars)
             "racfg_gpu_required": host.role == "dgx" and bool(host.gpus),
             "racfg_nics": [
                 {

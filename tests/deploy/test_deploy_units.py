@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from racfg.deploy.baseline import commit_baseline, list_baselines, load_baseline, staging_dir
+from racfg.deploy.command import DeployOptions, switches_in_scope
 from racfg.deploy.preflight import ofed_source_problem
-from racfg.deploy.runner import DeployOptions, switches_in_scope
 from racfg.errors import CannotRunError
 from racfg.inventory import load_cluster
 from racfg.locking import site_lock
@@ -94,7 +94,7 @@ def test_unset_password_variable_is_named_before_anything_runs(tmp_path, monkeyp
 # --- the product does not lean on the lab (issue 11, point 8) ---------------------------------
 
 PRODUCT_PACKAGES = ("racfg/switches", "racfg/deploy", "racfg/render")
-PRODUCT_MODULES = ("racfg/playbook_run.py", "racfg/connection.py", "racfg/secret_vars.py")
+PRODUCT_MODULES = ("racfg/playbook.py", "racfg/connection.py", "racfg/secret_vars.py")
 
 
 def _imports(path: Path) -> set[str]:
@@ -123,7 +123,7 @@ def test_switches_deploy_render_never_import_the_lab():
     import subprocess
     import sys
 
-    code = ("import sys, racfg.deploy.runner, racfg.switches.apply, racfg.switches.credentials, racfg.render; "
+    code = ("import sys, racfg.deploy.command, racfg.switches.apply, racfg.switches.credentials, racfg.render; "
             "print(sorted(m for m in sys.modules if m.startswith('racfg.lab')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO).stdout
     assert out.strip() == "[]"
@@ -185,7 +185,7 @@ def test_signals_set_the_stop_event_wherever_they_land_and_handlers_come_back():
     import os
     import signal
 
-    from racfg.playbook_run import PlaybookRun, RunTracker, stop_on_signals
+    from racfg.playbook import Playbook, PlaybookTracker, stop_on_signals
 
     before = signal.getsignal(signal.SIGINT)
     with stop_on_signals() as stop:
@@ -195,8 +195,8 @@ def test_signals_set_the_stop_event_wherever_they_land_and_handlers_come_back():
             time.sleep(0.01)
         assert stop.is_set()
         # a run asked to stop before it starts never starts
-        run = PlaybookRun(playbook="site.yml", inventory=REPO / "nowhere.yml", record_dir=REPO / "nowhere")
-        assert run.run(RunTracker(), stop) is True
+        run = Playbook(playbook="site.yml", inventory=REPO / "nowhere.yml", record_dir=REPO / "nowhere")
+        assert run.run(PlaybookTracker(), stop) is True
         assert not (REPO / "nowhere").exists()
     assert signal.getsignal(signal.SIGINT) is before
 
@@ -205,7 +205,7 @@ def test_gpus_are_required_in_production_and_lifted_only_for_a_lab_run():
     import yaml
 
     from racfg.connection import NO_OVERRIDES, ConnectionOverrides
-    from racfg.deploy.runner import provider_extravars
+    from racfg.deploy.command import provider_extravars
     from racfg.render import render_files
 
     files = render_files(load_cluster(REPO / "inventory" / "ra-ethernet.yaml"))

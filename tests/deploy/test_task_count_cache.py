@@ -5,15 +5,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from racfg.playbook_run import PlaybookRun, Selection
+from racfg.playbook import Playbook, Selection
 
 
-def play(tmp_path: Path, tags: str | None = None) -> PlaybookRun:
+def play(tmp_path: Path, tags: str | None = None) -> Playbook:
     inventory = tmp_path / "inventory" / "hosts.yml"
     inventory.parent.mkdir(exist_ok=True)
     if not inventory.exists():
         inventory.write_text("all:\n  hosts:\n    dgx01: {}\n")
-    return PlaybookRun("site.yml", inventory, tmp_path / "record", selection=Selection(tags=tags))
+    return Playbook("site.yml", inventory, tmp_path / "record", selection=Selection(tags=tags))
 
 
 def test_a_remembered_count_is_used_for_the_same_play(tmp_path: Path) -> None:

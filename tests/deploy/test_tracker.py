@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from racfg.playbook_run import RunTracker
+from racfg.playbook import PlaybookTracker
 
 
 def ev(kind: str, **data: object) -> dict[str, object]:
@@ -11,7 +11,7 @@ def ev(kind: str, **data: object) -> dict[str, object]:
 
 def test_tracker_counts_and_problems():
     lines: list[str] = []
-    t = RunTracker(total_tasks=3, on_line=lines.append)
+    t = PlaybookTracker(total_tasks=3, on_line=lines.append)
     t.handle(ev("playbook_on_play_start", play="hosts"))
     t.handle(ev("playbook_on_task_start", task="set mtu", role="fabric"))
     t.handle(ev("runner_on_start", host="dgx01"))
@@ -32,7 +32,7 @@ def test_tracker_counts_and_problems():
 
 
 def test_stats_event_is_authoritative():
-    t = RunTracker()
+    t = PlaybookTracker()
     t.handle(ev("runner_on_ok", host="dgx01", task="a", res={"changed": False}))
     t.handle(ev("playbook_on_stats", ok={"dgx01": 10, "stor01": 4}, changed={"dgx01": 2},
                 failures={}, dark={"stor01": 1}, skipped={"dgx01": 3}))
@@ -43,7 +43,7 @@ def test_stats_event_is_authoritative():
 
 
 def test_loop_failure_names_the_failed_items():
-    t = RunTracker()
+    t = PlaybookTracker()
     t.handle(ev("runner_on_failed", host="dgx02", task="check nics", role="fabric", res={
         "msg": "One or more items failed",
         "results": [{"failed": False, "msg": "ok"}, {"failed": True, "msg": "data NIC data0: not present"}]}))
@@ -53,7 +53,7 @@ def test_loop_failure_names_the_failed_items():
 def test_skipped_with_reason_lines_are_kept_per_role_and_host():
     """A role's "skipped: why" debug line (or each item of a loop of them) becomes a recap entry;
     a task Ansible skipped on a condition, or any other message, does not."""
-    t = RunTracker()
+    t = PlaybookTracker()
     t.handle(ev("runner_on_ok", host="dgx01", task="Say why", role="weka",
                 res={"msg": "skipped: no Weka distribution given (software.weka.dist)"}))
     t.handle(ev("runner_on_ok", host="stor01", task="Say where", role="nvme_storage",

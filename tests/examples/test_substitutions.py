@@ -26,10 +26,10 @@ from racfg.lab.substitutions import (
 )
 from racfg.render import group_vars, write_rendered
 from racfg.results import Status
+from racfg.validate.command import ValidateOptions, run_checks
 from racfg.validate.context import RenderedSite, ValidateContext
 from racfg.validate.expectations import expected_packages
 from racfg.validate.probe import HostProbe, Section
-from racfg.validate.runner import ValidateOptions, run_checks
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "inventory"

@@ -54,7 +54,7 @@ def test_missing_prerequisites_say_what_to_install(monkeypatch: pytest.MonkeyPat
 
 
 def test_lab_up_as_non_root_exits_3(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    from racfg.cli import run
+    from racfg.cli import invoke as run
 
     monkeypatch.setattr(prereq.os, "geteuid", lambda: 1000)
     monkeypatch.setattr(sys, "argv", ["racfg", "lab", "up", "inventory/lab.yaml"])
@@ -63,7 +63,7 @@ def test_lab_up_as_non_root_exits_3(monkeypatch: pytest.MonkeyPatch, capsys: pyt
 
 
 def test_lab_help_lists_the_subcommands(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    from racfg.cli import run
+    from racfg.cli import invoke as run
 
     monkeypatch.setattr(sys, "argv", ["racfg", "lab", "--help"])
     run()

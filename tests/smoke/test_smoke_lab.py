@@ -25,7 +25,7 @@ from racfg.inventory import load_cluster
 from racfg.lab import api
 from racfg.locking import site_lock
 from racfg.results import Report, Status
-from racfg.smoke.run import SmokeOptions, run_smoke
+from racfg.smoke.command import SmokeOptions, run_smoke
 from tests.smoke.labnet import configure_data_plane
 
 pytestmark = pytest.mark.lab

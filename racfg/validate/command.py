@@ -23,7 +23,7 @@ from racfg.inventory import Cluster
 from racfg.paths import validators_dir
 from racfg.render import write_rendered
 from racfg.results import Report, Result
-from racfg.runs import RunRecord
+from racfg.run_record import RunRecord
 from racfg.validate.collector import ResultCollector, check_id
 from racfg.validate.context import ContextPlugin, RenderedSite, ValidateContext
 

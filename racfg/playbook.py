@@ -1,8 +1,12 @@
-"""Run one playbook through ansible-runner and follow its events.
+"""One playbook invocation through ansible-runner (`Playbook`) and what its events say (`PlaybookTracker`).
 
-deploy runs ``site.yml``; drift will run the same in check mode; both want the same thing from
-a run: live per-host progress, a recap, diffs, the full log kept in the run record, and a clean
-stop on Ctrl-C. This module is that one piece.
+deploy runs ``site.yml``; drift runs the same in check mode; both want the same thing from it:
+live per-host progress, a recap, diffs, the full log kept in the run record, and a clean stop on
+Ctrl-C. This module is that one piece.
+
+Vocabulary, one meaning each: a *run* is one recorded command (``racfg.run_record``, a directory
+under ``.racfg/runs/``); a *playbook* is one ansible-runner invocation inside it (this module);
+``<command>/command.py`` is what a command does end to end.
 """
 
 from __future__ import annotations
@@ -71,7 +75,7 @@ class Diff:
     text: str
 
 
-class RunTracker:
+class PlaybookTracker:
     """Folds ansible-runner events into per-host progress. Called from the runner's thread."""
 
     def __init__(self, total_tasks: int = 0, on_line: Callable[[str], None] | None = None,
@@ -274,7 +278,7 @@ def stop_on_signals() -> Iterator[threading.Event]:
 
 
 @dataclass
-class PlaybookRun:
+class Playbook:
     """What to run: a playbook against a rendered inventory, with ansible-playbook's options.
 
     ``connection_inventory`` is a second inventory source with a provider's connection vars
@@ -368,7 +372,7 @@ class PlaybookRun:
             return 0
         return sum(1 for line in out.splitlines() if line.startswith("      ") and "TAGS:" in line)
 
-    def run(self, tracker: RunTracker, stop: threading.Event) -> bool:
+    def run(self, tracker: PlaybookTracker, stop: threading.Event) -> bool:
         """Run to the end, or until ``stop`` is set (then ansible-runner kills the play). True if stopped."""
         if stop.is_set():
             return True
@@ -377,7 +381,7 @@ class PlaybookRun:
             thread.join(0.25)
         return stop.is_set()
 
-    def start(self, tracker: RunTracker, cancelled: Callable[[], bool]) -> tuple[threading.Thread, Any]:
+    def start(self, tracker: PlaybookTracker, cancelled: Callable[[], bool]) -> tuple[threading.Thread, Any]:
         """Start ansible-runner in a thread; events go to ``tracker``; ``cancelled`` stops it."""
         self.record_dir.mkdir(parents=True, exist_ok=True)
         (self.record_dir / "tmp").mkdir(exist_ok=True)

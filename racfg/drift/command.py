@@ -1,6 +1,6 @@
 """`racfg drift`: what changed since the last good state, on three layers at once, read-only.
 
-- config: site.yml in check + diff mode through deploy's runner (per host the tasks that would
+- config: site.yml in check + diff mode through deploy's playbook invocation (per host the tasks that would
   change, with their diffs; per switch the switch module's plan);
 - state: the validate checks that fail now;
 - environment: the hosts' and switches' facts now against the baseline of the last good deploy
@@ -28,7 +28,7 @@ from racfg.paths import state_dir
 from racfg.render import write_rendered
 from racfg.render.connection_vars import write_connection_vars
 from racfg.results import Report, Result, Status
-from racfg.runs import RunRecord
+from racfg.run_record import RunRecord
 
 Progress = Callable[[str], None]
 
@@ -58,7 +58,7 @@ def _deploy_fix(cluster: Cluster, target: str, tags: str | None = None) -> str:
 
 def config_layer(cluster: Cluster, options: DriftOptions, overrides: ConnectionOverrides) -> list[Result]:
     """The tasks a deploy would run now, per host and switch (check mode + diff)."""
-    from racfg.deploy.runner import DeployOptions, run_deploy
+    from racfg.deploy.command import DeployOptions, run_deploy
 
     deploy = DeployOptions(limit=options.limit, check=True, diff=True, forks=options.forks, baseline=False,
                            quiet=True, lock_holder="drift")
@@ -89,7 +89,7 @@ def config_layer(cluster: Cluster, options: DriftOptions, overrides: ConnectionO
 
 def state_layer(cluster: Cluster, options: DriftOptions, overrides: ConnectionOverrides) -> list[Result]:
     """validate's checks; a failing one is state drift."""
-    from racfg.validate.runner import ValidateOptions, run_validate
+    from racfg.validate.command import ValidateOptions, run_validate
 
     report, _ = run_validate(cluster, ValidateOptions(limit=options.limit), overrides)
     out = []
@@ -106,7 +106,7 @@ def state_layer(cluster: Cluster, options: DriftOptions, overrides: ConnectionOv
 
 def read_facts_now(cluster: Cluster, record: RunRecord, overrides: ConnectionOverrides,
                    forks: int = 20) -> tuple[Path | None, str | None]:
-    from racfg.deploy.runner import collect_facts
+    from racfg.deploy.command import collect_facts
 
     inventory = record.path / "inventory"
     write_rendered(cluster, inventory)
@@ -127,7 +127,7 @@ def environment_layer(cluster: Cluster, options: DriftOptions, overrides: Connec
         return [Result("cluster", "cluster/environment/baseline", "environment", Status.SKIP,
                        "no baseline yet: a full, successful `racfg deploy` records one, or accept the current "
                        f"facts with `racfg drift {cluster.display} --accept`")], facts_dir, [], None
-    from racfg.validate.runner import select
+    from racfg.validate.command import select
 
     hosts, switches = select(cluster, options.limit)
     meta = baseline["meta"]

@@ -20,9 +20,9 @@ from racfg.errors import ExitCode
 from racfg.inventory import Cluster
 from racfg.locking import site_lock
 from racfg.paths import state_dir
-from racfg.playbook_run import PlaybookRun, RunTracker, Selection, stop_on_signals
+from racfg.playbook import Playbook, PlaybookTracker, Selection, stop_on_signals
 from racfg.render import write_connection_vars, write_rendered
-from racfg.runs import RunRecord
+from racfg.run_record import RunRecord
 from racfg.secret_vars import SWITCH_PASSWORDS_VAR, secret_extravars
 
 
@@ -107,7 +107,7 @@ def run_deploy(cluster: Cluster, options: DeployOptions, title: str = "deploy",
         baseline_vars = ({"racfg_record_baseline": True, "racfg_baseline_dir": str(staging / "hosts")}
                          if staging is not None else {})
         with _switch_secrets(cluster, in_scope, overrides) as secrets:
-            run = PlaybookRun(
+            run = Playbook(
                 playbook=options.playbook,
                 inventory=inventory_dir / "hosts.yml",
                 record_dir=record.path,
@@ -121,7 +121,7 @@ def run_deploy(cluster: Cluster, options: DeployOptions, title: str = "deploy",
                            quiet=options.quiet)
             # The task total only feeds the live progress bar: no bar (plain lines, CI), no count.
             task_counts = state_dir() / "cache" / "task-counts.json"
-            tracker = RunTracker(total_tasks=run.count_tasks(task_counts) if view.tty else 0,
+            tracker = PlaybookTracker(total_tasks=run.count_tasks(task_counts) if view.tty else 0,
                                  on_line=view.line_sink(), verbose=options.verbose)
             interrupted = _play(run, tracker, view, stop)
             if not interrupted and tracker.stats_seen:
@@ -158,14 +158,14 @@ def _switch_secrets(cluster: Cluster, names: list[str], overrides: ConnectionOve
         yield path
 
 
-def _play(run: PlaybookRun, tracker: RunTracker, view: RunView, stop: threading.Event) -> bool:
+def _play(run: Playbook, tracker: PlaybookTracker, view: RunView, stop: threading.Event) -> bool:
     """Run the play, showing progress; a signal (Ctrl-C, SIGTERM) sets ``stop``, which cancels it."""
     with view:
         view.attach(tracker)
         return run.run(tracker, stop)
 
 
-def _exit_code(tracker: RunTracker, interrupted: bool) -> ExitCode:
+def _exit_code(tracker: PlaybookTracker, interrupted: bool) -> ExitCode:
     totals = tracker.totals
     if interrupted:
         return ExitCode.CANNOT_RUN
@@ -176,7 +176,7 @@ def _exit_code(tracker: RunTracker, interrupted: bool) -> ExitCode:
     return ExitCode.OK
 
 
-def record_baseline(cluster: Cluster, run: PlaybookRun, record: RunRecord,
+def record_baseline(cluster: Cluster, run: Playbook, record: RunRecord,
                     overrides: ConnectionOverrides = NO_OVERRIDES, stop: threading.Event | None = None,
                     staging: Path | None = None) -> tuple[Path | None, str | None]:
     """Keep host facts and switch facts as the baseline.
@@ -210,11 +210,11 @@ def collect_facts(cluster: Cluster, inventory: Path, connection_inventory: Path 
     Used for the baseline after a deploy and by drift for "now".
     """
     staging = staging_dir(cluster.name)
-    facts_run = PlaybookRun(playbook="facts.yml", inventory=inventory, record_dir=record_dir,
+    facts_run = Playbook(playbook="facts.yml", inventory=inventory, record_dir=record_dir,
                             selection=Selection(forks=forks),
                             extravars={"racfg_baseline_dir": str(staging / "hosts")},
                             connection_inventory=connection_inventory)
-    tracker = RunTracker()
+    tracker = PlaybookTracker()
     if facts_run.run(tracker, stop or threading.Event()):
         return None, "interrupted"
     if tracker.totals["failed"] or tracker.totals["unreachable"] or not tracker.stats_seen:

@@ -18,10 +18,10 @@ demo-down: setup
 
 ## test: linters, unit tests and lab integration tests (needs root for the lab)
 test: setup lint
-	$(BIN)/pytest -q tests
+	$(BIN)/pytest -q --durations=30 tests
 
 lint: setup
-	$(BIN)/ruff check racfg tests bench roles
+	$(BIN)/ruff check racfg tests bench validators roles
 	$(BIN)/yamllint -s inventory playbooks roles
 	PATH=$(CURDIR)/$(BIN):$$PATH $(BIN)/ansible-lint -q --offline playbooks roles
 

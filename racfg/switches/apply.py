@@ -112,7 +112,16 @@ def push_session(session: SwitchSession, changes: list[Change], commit: bool = T
                 applied=[], not_applied=lines[index:], rejected=line,
             )
     diff = session.send_line("show session-config diffs", driver.config_prompt)
-    session.send_line("commit" if commit else "abort", driver.enable_prompt)
+    answer = session.send_line("commit" if commit else "abort", driver.enable_prompt)
+    # A commit can fail after every line was accepted (a port that will not take its link
+    # settings): that is an error to report, whatever the re-read switch says afterwards.
+    error = session.rejected(answer) if commit else None
+    if error:
+        raise SwitchConfigError(
+            f"switch {target.name}: commit of config session {name} failed: {error}; the running config may "
+            "differ from the intent (read it back with racfg validate --category switches)",
+            applied=[], not_applied=lines, rejected="commit",
+        )
     kept = [ln for ln in diff.splitlines() if not ln.rstrip().endswith(")#")]
     return "\n".join(ln for ln in kept if ln.strip() != "show session-config diffs")
 

@@ -63,6 +63,6 @@ def test_postcondition_names_what_the_re_read_switch_still_has() -> None:
     left = PfcFacts(False, {"Ethernet1/2": False}, roce=True, lossless_priorities=(4,),
                     port_priorities={"Ethernet1/2": (4,)})
     unmet = driver.unmet(switch("eos"), facts("eos", left, mtu=1500))
-    assert unmet == ["lossless/RoCE: Expected: none Actual: priorities [4]",
+    assert unmet == ["lossless/RoCE: Expected: none Actual: priorities [4] on Ethernet1/2 no-drop [4]",
                      "Ethernet1/1 mtu: Expected: 9000 Actual: 1500"]
     assert driver.unmet(switch("eos"), facts("eos", PfcFacts(False))) == []

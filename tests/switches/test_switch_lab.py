@@ -16,15 +16,28 @@ import json
 import re
 import subprocess
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 import labsupport as testing
 import pytest
 from netmiko import ConnectHandler
 
 import racfg.lab
-from racfg.switches import get_driver
+from racfg.switches import (
+    ApplyResult,
+    IntendedPort,
+    IntendedSwitch,
+    PfcFacts,
+    SwitchDriver,
+    SwitchFacts,
+    SwitchTarget,
+    apply_switch,
+    get_driver,
+    intended_for,
+)
 
 pytestmark = pytest.mark.lab
 
@@ -360,3 +373,168 @@ def test_rejected_command_is_reported_with_the_line(swlab, rendered, converge, n
     facts = driver.parse_interfaces(show(swlab, name, driver.show["interfaces"])[0])
     assert facts[port].description != "rejected-test" and facts[port].mtu == 9000
     assert veth_mtu(swlab, name, port) == 9000
+
+
+# --- 6. apply by postcondition; PFC/RoCE removed wherever the switch keeps them ------------------
+# On ports no other test here touches (no cable: nothing on the data plane), not saved, and put back
+# to factory state by the test itself, also on failure. The test's own reads and config go through
+# one operator session per switch (a second SSH session next to the apply's, as a person would have).
+
+SPARE = {"swonyx": ["1/7", "1/8", "1/9"], "sweos": ["Ethernet4/1", "Ethernet4/2", "Ethernet4/3"]}
+FACTORY = {  # lines that put a spare port back as the switch came (MTU 1500, up, no description, no PFC)
+    "swonyx": lambda port: [f"interface ethernet {port} {line}" for line in (
+        "mtu 1500 force", "no description", "no shutdown", "no dcb priority-flow-control mode force")],
+    "sweos": lambda port: [f"interface {port}", "mtu 1500", "no description", "no shutdown",
+                           "no priority-flow-control", *(f"no priority-flow-control priority {p} no-drop"
+                                                         for p in range(8)), "exit"],
+}
+ONYX_NO_LOSSLESS = ["no roce", "no dcb priority-flow-control enable force",
+                    *(f"no dcb priority-flow-control priority {p} enable" for p in range(8))]
+
+
+@dataclass
+class Operator:
+    """An SSH session of the test's own on one lab switch: plant config, read facts, put it back."""
+
+    name: str
+    conn: Any
+    driver: SwitchDriver
+
+    def configure(self, lines: list[str]) -> None:
+        out = str(self.conn.send_config_set(lines))
+        assert "%" not in out, out
+
+    def show(self, command: str) -> str:
+        return str(self.conn.send_command(command))
+
+    def facts(self) -> SwitchFacts:
+        """What the switch reports now, parsed as racfg parses it (not the apply's own re-read)."""
+        return self.driver.facts_from_raw(self.name, {key: self.show(cmd) for key, cmd in self.driver.show.items()})
+
+    def restore_factory(self) -> None:
+        lines = [line for port in SPARE[self.name] for line in FACTORY[self.name](port)]
+        self.configure(lines + (ONYX_NO_LOSSLESS if self.name == "swonyx" else []))
+
+
+@contextmanager
+def operator(lab: testing.LabHandle, name: str) -> Iterator[Operator]:
+    conn = connect(lab, name)
+    try:
+        yield Operator(name, conn, get_driver(lab.cluster.switches[name].platform))
+    finally:
+        conn.disconnect()
+
+
+def switch_target(lab: testing.LabHandle, name: str) -> SwitchTarget:
+    """How racfg reaches the lab switch: its management address and the password the lab generated."""
+    sw = lab.cluster.switches[name]
+    return SwitchTarget(name, sw.platform, sw.spec.mgmt, 22, sw.spec.credentials.username,
+                        racfg.lab.switch_password(lab.site, name), timeout=30)
+
+
+def spare_intent(lab: testing.LabHandle, name: str, *ports: IntendedPort) -> IntendedSwitch:
+    """The switch's intent from the inventory (no PFC, no RoCE) with only ``ports`` managed, so an
+    apply touches no cabled port whatever the tests before it left there."""
+    return replace(intended_for(lab.cluster, name), ports={p.port: p for p in ports})
+
+
+def test_apply_fails_with_expected_and_actual_when_the_switch_keeps_another_value(swlab, rendered):
+    """The switch accepts the description line but keeps it without its trailing blank (netmiko
+    sends a line without trailing blanks, and the CLI strips them too): the change was pushed
+    without an error, yet the port is not as intended. The play must fail naming the port,
+    expected and actual, and must not save."""
+    wanted = "dgx09:data0 "
+    ports = {name: [{"port": SPARE[name][0], "description": wanted, "mtu": 9000, "speed_gbps": 100.0}]
+             for name in SPARE}
+    extra = json.dumps({"racfg_switch_ports": "{{ postcondition_ports[inventory_hostname] }}",
+                        "postcondition_ports": ports})
+    after: dict[str, SwitchFacts] = {}
+    try:
+        run = playbook(rendered, "-e", extra)
+    finally:
+        for name in SPARE:
+            with operator(swlab, name) as op:
+                after[name] = op.facts()
+                op.restore_factory()
+    assert run.rc != 0, run.output[-3000:]
+    assert {h: r["failed"] for h, r in run.recap.items()} == {"swonyx": 1, "sweos": 1}, run.output[-3000:]
+    for name, (port, *_) in SPARE.items():
+        assert (f"switch {name}: after applying, the switch is not as intended: {port} description: "
+                f"Expected: {wanted!r} Actual: {wanted.strip()!r}") in run.output, run.output[-3000:]
+        pushed = after[name].interfaces[port]
+        assert pushed.description == wanted.strip() and pushed.mtu == 9000  # the lines were accepted ...
+        assert after[name].config_saved is False  # ... and a failed apply saved nothing
+    assert "Traceback" not in run.output
+
+
+def test_apply_verifies_port_and_removes_onyx_roce_and_pfc_independently(swlab):
+    """RoCE without PFC, then PFC without RoCE: each is removed by an apply on its own. The apply's
+    result carries the facts it re-read after the push (MTU, admin state, description, no PFC)."""
+    name = "swonyx"
+    check_port, pfc_port = SPARE[name][0], SPARE[name][1]
+    plants = {
+        "roce without pfc": ["roce", "dcb priority-flow-control priority 3 enable"],
+        "pfc without roce": ["dcb priority-flow-control enable force",
+                             f"interface ethernet {pfc_port} dcb priority-flow-control mode on force"],
+    }
+    # The port changes ride along in the first round; the second one has PFC alone to change.
+    want = spare_intent(swlab, name, IntendedPort(check_port, "postcondition-check", 9000, None, admin_up=False))
+    seen: dict[str, tuple[PfcFacts, ApplyResult]] = {}
+    with operator(swlab, name) as op:
+        try:
+            for case, lines in plants.items():
+                op.configure(lines)
+                planted = op.facts().pfc  # round 2: also shows that round 1's removal held
+                seen[case] = (planted, apply_switch(switch_target(swlab, name), want, save=False))
+            after = op.facts()
+        finally:
+            op.restore_factory()
+    assert not after.pfc.any_enabled, after.pfc
+    assert (after.interfaces[check_port].mtu, after.interfaces[check_port].admin_up,
+            after.interfaces[check_port].description) == (9000, False, "postcondition-check")
+
+    planted, result = seen["roce without pfc"]
+    assert planted.roce and planted.lossless_priorities == (3,)
+    assert not planted.enabled and not any(planted.ports.values())
+    assert result.facts is not None and not result.facts.pfc.any_enabled, result.facts  # verified on re-read facts
+    port = result.facts.interfaces[check_port]  # before the push: MTU 1500, up, no description
+    assert (port.mtu, port.admin_up, port.description) == (9000, False, "postcondition-check")
+    assert "RoCE off" in result.changes and "PFC priority 3 off" in result.changes, result.changes
+
+    planted, result = seen["pfc without roce"]
+    assert planted.enabled and planted.ports.get(pfc_port), planted
+    assert not planted.roce and not planted.lossless_priorities, planted  # round 1's removal held
+    assert result.facts is not None and not result.facts.pfc.any_enabled, result.facts
+    assert result.changes == [f"{pfc_port} PFC off", "PFC off (global)"], result.changes
+
+
+def test_eos_no_drop_priorities_are_removed_on_every_port(swlab):
+    """EOS keeps no-drop priorities per port, also where PFC is off: a priority on a port with PFC on,
+    one on a port with PFC off (RoCE config without PFC) and PFC on a port without any priority (PFC
+    without RoCE) are all removed by one apply, and a second apply has nothing left to do."""
+    name = "sweos"
+    on_nodrop, off_nodrop, pfc_only = SPARE[name]
+    plant = [f"interface {on_nodrop}", "priority-flow-control on", "priority-flow-control priority 3 no-drop", "exit",
+             f"interface {off_nodrop}", "priority-flow-control priority 4 no-drop", "exit",
+             f"interface {pfc_only}", "priority-flow-control on", "exit"]
+    intended = spare_intent(swlab, name)
+    with operator(swlab, name) as op:
+        try:
+            op.configure(plant)
+            planted, running_before = op.facts().pfc, op.show("show running-config")
+            result = apply_switch(switch_target(swlab, name), intended, save=False)
+            after, running_after = op.facts(), op.show("show running-config")
+            pfc_text = op.show("show priority-flow-control")
+            again = apply_switch(switch_target(swlab, name), intended, check=True)
+        finally:
+            op.restore_factory()
+    assert planted.port_priorities == {on_nodrop: (3,), off_nodrop: (4,)}, planted
+    assert {p for p, on in planted.ports.items() if on} == {on_nodrop, pfc_only}
+    assert "priority-flow-control priority 4 no-drop" in running_before
+    assert not after.pfc.any_enabled and after.pfc.port_priorities == {}, after.pfc
+    assert lossless_lines(running_after) == "", running_after
+    assert not any(port in pfc_text for port in SPARE[name]), pfc_text
+    assert {f"{on_nodrop} priority 3 lossy", f"{off_nodrop} priority 4 lossy", f"{on_nodrop} PFC off",
+            f"{pfc_only} PFC off"} <= set(result.changes), result.changes
+    assert result.facts is not None and not result.facts.pfc.any_enabled
+    assert not again.changed, again.changes

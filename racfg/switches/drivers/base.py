@@ -161,7 +161,10 @@ class SwitchDriver:
             problems.append(f"PFC: Expected: off Actual: on{' (global)' if pfc.enabled else ''}"
                             f"{' on ' + ', '.join(on) if on else ''}")
         if not intended.roce and (pfc.roce or pfc.lossless_priorities or any(pfc.port_priorities.values())):
+            where = sorted((p for p, v in pfc.port_priorities.items() if v), key=port_sort_key)
+            per_port = "; ".join(f"{p} no-drop {list(pfc.port_priorities[p])}" for p in where)
             problems.append(f"lossless/RoCE: Expected: none Actual: priorities {list(pfc.lossless_priorities)}"
+                            f"{' on ' + per_port if per_port else ''}"
                             f"{' and roce' if pfc.roce and self.platform != 'eos' else ''}")
         if not intended.pfc and not intended.roce and pfc.any_enabled and not problems:
             problems.append("PFC/RoCE: Expected: nothing enabled Actual: some PFC state remains")

@@ -1,4 +1,5 @@
-"""Run records (a *run* is one recorded command): every deploy/validate/drift/smoke leaves ``.racfg/runs/<timestamp>-<command>/``.
+"""Run records (a *run* is one recorded command):
+every deploy/validate/drift/smoke leaves ``.racfg/runs/<timestamp>-<command>/``.
 
 The record keeps the ansible-runner artifacts (full log and events), the rendered inventory the
 run used, and the results JSON, so an operator can answer "what did that run do?" later.

@@ -11,22 +11,57 @@ from pathlib import Path
 
 from racfg.connection import NO_OVERRIDES, ConnectionOverrides
 from racfg.errors import UsageError
+from racfg.hostfacts.errors import ParseError
+from racfg.hostfacts.ofed import DistributionError, distribution_release, release_from_name, version_matches
 from racfg.inventory import Cluster
 
-URL_PREFIXES = ("http://", "https://", "ftp://", "file://")
+# A URL is read by each host (the ofed role downloads a .tgz or uses an apt repository there);
+# anything else is a path on this machine, the controller, which the role copies to the hosts.
+HOST_READ_PREFIXES = ("http://", "https://")
+UNSUPPORTED_PREFIXES = ("ftp://", "file://")
+
+
+def ofed_source_on_controller(cluster: Cluster) -> Path | None:
+    """The mlnx flavor's source as a path on the controller (relative paths are relative to the
+    inventory file), or None when there is none or the hosts read it (an http(s) URL)."""
+    ofed = cluster.inventory.software.ofed
+    if ofed is None or ofed.flavor != "mlnx" or not ofed.source or ofed.source.startswith(HOST_READ_PREFIXES):
+        return None
+    source = Path(os.path.expanduser(ofed.source))
+    return source if source.is_absolute() else cluster.path.parent / source
 
 
 def ofed_source_problem(cluster: Cluster) -> str | None:
-    """The mlnx flavor's local source must exist on the controller (a URL is the hosts' business)."""
+    """The mlnx flavor's source, checked where the role reads it: a path must exist on this
+    machine (the role copies it from here) and, when its release can be read here, be the
+    pinned one; a URL is read by each host (the role checks it there before any change), and
+    only the release its file name carries is checked here."""
     ofed = cluster.inventory.software.ofed
-    if ofed is None or ofed.flavor != "mlnx" or not ofed.source or ofed.source.startswith(URL_PREFIXES):
+    if ofed is None or ofed.flavor != "mlnx" or not ofed.source:
         return None
-    source = Path(os.path.expanduser(ofed.source))
-    if not source.is_absolute():
-        source = cluster.path.parent / source
-    if not source.exists():
-        return (f"{cluster.where(('software', 'ofed', 'source'))}: MLNX_OFED source {ofed.source} does not exist "
-                "on this machine")
+    where = cluster.where(("software", "ofed", "source"))
+    if ofed.source.startswith(UNSUPPORTED_PREFIXES):
+        return f"{where}: MLNX_OFED source {ofed.source}: give an http(s) URL (read by the hosts) or a path here"
+    source = ofed_source_on_controller(cluster)
+    if source is None:  # a URL: only its name can be read here (MLNX_OFED_LINUX-<release>-...tgz)
+        release = release_from_name(ofed.source)
+    elif not source.exists():
+        return (f"{where}: MLNX_OFED source {ofed.source} does not exist on this machine "
+                "(the controller: racfg copies it from here to the hosts)")
+    else:
+        try:
+            release = distribution_release(source)
+        except DistributionError:
+            return None  # what it holds is for the role to refuse, naming what is missing, before it copies
+    if not release:
+        return None
+    try:
+        other = bool(ofed.version) and not version_matches(release, ofed.version)
+    except ParseError as exc:
+        return f"{cluster.where(('software', 'ofed', 'version'))}: {exc}"
+    if other:
+        return (f"{where}: MLNX_OFED source {ofed.source} holds release {release}, but software.ofed.version "
+                f"pins {ofed.version}")
     return None
 
 
@@ -36,7 +71,8 @@ def run_preflight(cluster: Cluster, switch_names: list[str], overrides: Connecti
     # A provider that sets racfg_ofed (the lab: inbox for MLNX_OFED) replaces the pinned stack: its source is not read.
     ofed = None if "racfg_ofed" in overrides.host_vars else ofed_source_problem(cluster)
     if ofed:
-        problems.append(ofed + " (hint: copy the MLNX_OFED directory or tarball there, or use a repository URL)")
+        problems.append(ofed + " (hint: put the MLNX_OFED directory or .tgz of the pinned release there, "
+                               "or give an http(s) URL the hosts can read)")
     problems += switch_credential_problems(cluster, switch_names, overrides)
     if problems:
         raise UsageError("deploy refused before any change:\n  " + "\n  ".join(problems))

@@ -220,20 +220,59 @@ def test_drives_weka_owns_are_never_wiped(runs, rendered: Path, roles_lab: testi
         roles_lab.ssh(host.name, f"rm -f /usr/local/bin/weka; wipefs -a -q {listed} {signed}", check=False)
 
 
-def test_check_mode_reports_an_install_it_would_run(runs, rendered: Path, roles_lab: testing.LabHandle) -> None:
-    """deploy --check on a host missing a package lists the install as a change (not a skip)."""
+def test_check_mode_reports_an_install_and_a_reconfigure_it_would_run(runs, rendered: Path,
+                                                                      roles_lab: testing.LabHandle) -> None:
+    """deploy --check on a host missing a package and whose data NIC's MTU was changed by hand lists
+    the install and the NIC reconfigure (both command tasks check mode skips) as changes, and
+    changes neither; the real run that follows repairs both and passes the fabric postcondition."""
     host = roles_lab.hosts("storage")[0]
-    roles_lab.ssh(host.name, "dpkg --remove --force-depends perftest >/dev/null 2>&1")
+    roles_lab.ssh(host.name, "dpkg --remove --force-depends perftest >/dev/null 2>&1; ip link set data0 mtu 1500")
     try:
-        proc = subprocess.run([str(BIN / "racfg"), "deploy", str(INVENTORY), "--check", "--tags", "ofed",
+        proc = subprocess.run([str(BIN / "racfg"), "deploy", str(INVENTORY), "--check", "--tags", "ofed,fabric",
                                "--limit", host.name, "--format", "json"], capture_output=True, text=True,
                               timeout=600)
         assert proc.returncode == 0, proc.stderr[-3000:]
         recap = {h["host"]: h for h in json.loads(proc.stdout)["hosts"]}[host.name]
-        assert recap["changed"] >= 1 and any("Report the packages a run would install" in t
-                                             for t in recap["changes"]), recap
+        assert recap["changed"] >= 2, recap
+        assert any("Report the packages a run would install" in t for t in recap["changes"]), recap["changes"]
+        assert "fabric : Report the data NICs a run would reconfigure" in recap["changes"], recap["changes"]
         status = sh(roles_lab, host.name, "dpkg-query -W -f='${db:Status-Status}' perftest 2>/dev/null || true")
         assert status != "installed", "--check installed perftest"
+        assert sh(roles_lab, host.name, "cat /sys/class/net/data0/mtu") == "1500", "--check reconfigured data0"
     finally:
-        restored = site(rendered, "--tags", "ofed", "--limit", host.name)
+        restored = site(rendered, "--tags", "ofed,fabric", "--limit", host.name)
         assert restored.rc == 0, restored.output[-3000:]
+    assert sh(roles_lab, host.name, "cat /sys/class/net/data0/mtu") == "9000"
+    assert "data0: MTU 9000" in restored.output  # the fabric postcondition read the repaired NIC
+
+
+def test_recap_lists_each_skip_with_its_reason_and_a_required_gpu_fails(runs, rendered: Path,
+                                                                        roles_lab: testing.LabHandle,
+                                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    """A role that cannot act where the inventory allows it says why: deploy's JSON carries a
+    "skipped with reason" entry per role and host, the table recap prints it, and the exit code is 0.
+    Where the inventory requires GPUs, the same host fails with expected/actual instead."""
+    from racfg.cli.deploy_cmd import RecapFormat, report
+    from racfg.deploy.command import DeployOutcome
+    from racfg.errors import ExitCode
+    from racfg.run_record import RunRecord
+
+    host = roles_lab.hosts("dgx")[0].name
+    proc = subprocess.run([str(BIN / "racfg"), "deploy", str(INVENTORY), "--yes", "--tags", "gpu,weka",
+                           "--limit", host, "--format", "json"], capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    document = json.loads(proc.stdout)
+    skips = {s["role"]: s["reason"] for h in document["hosts"] if h["host"] == host for s in h["skips"]}
+    assert skips["gpu"].startswith("no GPU: no NVIDIA GPU on this host's PCI bus (inventory expects 8)"), skips
+    assert skips["weka"].startswith("no Weka distribution given"), skips
+    # The same run's recap as the table format prints it (no second deploy).
+    capsys.readouterr()
+    report(DeployOutcome(RunRecord(Path(document["run"]), "deploy"), document["hosts"],
+                         ExitCode(document["exit_code"])), RecapFormat.table, show_diff=False)
+    table = capsys.readouterr().out
+    assert "Skipped with reason" in table and "no GPU: no NVIDIA GPU" in table, table
+    assert "skipped with reason (the inventory allows it; listed above)" in table, table
+
+    required = site(rendered, "--tags", "gpu", "--limit", host, "-e", "racfg_gpu_required=true")
+    assert required.rc != 0 and required.recap[host]["failed"] == 1, required.output[-3000:]
+    assert "Expected: 8 NVIDIA GPUs Actual: none on the PCI bus" in required.output

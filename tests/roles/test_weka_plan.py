@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import importlib.util
+import json
+import re
 from pathlib import Path
 
 import pytest
@@ -127,15 +129,27 @@ def test_udp_mode_adds_no_nics():
     assert argvs(weka_plan.weka_backend_plan(state, dict(SPEC, net_add=False))) == []
 
 
-CLIENT = {"version": "3.3.3", "backend": "198.19.0.21", "filesystem": "default", "mount_point": "/mnt/weka"}
+CLIENT = {"version": "3.3.3", "backend": "198.19.0.21", "filesystem": "default", "mount_point": "/mnt/weka",
+          "installer": "/var/tmp/racfg-weka/weka-client-install.sh"}
 
 
-def test_client_fresh_installs_from_the_cluster_then_mounts():
+def test_client_fresh_downloads_the_installer_then_runs_it_then_mounts():
+    """Download and run are separate steps (no curl | sh): a failed download stops before sh."""
     steps = weka_plan.weka_client_plan({"installed_version": "", "mounts": []}, CLIENT)
     assert [s["argv"] for s in steps] == [
-        ["sh", "-c", "curl -fsS http://198.19.0.21:14000/dist/v1/install | sh"],
+        ["curl", "-fsS", "--retry", "3", "-o", CLIENT["installer"], "http://198.19.0.21:14000/dist/v1/install"],
+        ["sh", CLIENT["installer"]],
         ["mount", "-t", "wekafs", "198.19.0.21/default", "/mnt/weka"],
     ]
+
+
+def test_client_of_another_version_than_the_pin_is_installed_again():
+    mounts = [{"mount": "/mnt/weka", "device": "198.19.0.21/default", "fstype": "wekafs"}]
+    steps = weka_plan.weka_client_plan({"installed_version": "3.2.0", "mounts": mounts}, CLIENT)
+    assert [s["argv"][0] for s in steps] == ["curl", "sh"]
+    assert "3.2.0 installed, 3.3.3 pinned" in steps[0]["why"]
+    unpinned = weka_plan.weka_client_plan({"installed_version": "3.2.0", "mounts": mounts}, dict(CLIENT, version=None))
+    assert unpinned == []
 
 
 def test_client_installed_and_mounted_is_a_no_op():
@@ -154,3 +168,40 @@ def test_cluster_formed_reader():
     assert not weka_plan.cluster_formed({"status": "STEM"})
     assert weka_plan.cluster_formed({"name": "lab", "status": "OK"})
     assert weka_plan.host_id("HostId<12>") == 12
+
+
+COMMANDS = {"status": "status -J", "hosts": "cluster host -J", "drives": "cluster drive -J"}
+
+
+def read(key, stdout, rc=0, stderr=""):
+    return {"item": {"key": key, "value": COMMANDS[key]}, "rc": rc, "stdout": stdout, "stderr": stderr}
+
+
+def test_state_of_a_formed_cluster_is_parsed_from_every_read():
+    status = read("status", '{"name": "lab", "status": "OK"}')
+    reads = {"results": [read("hosts", json.dumps(HOSTS)), read("drives", "[]")]}
+    state = weka_plan.weka_state(status, reads, COMMANDS)
+    assert state == {"status": {"name": "lab", "status": "OK"}, "hosts": HOSTS, "drives": []}
+
+
+def test_reads_skipped_before_the_cluster_exists_are_absent_not_empty():
+    status = read("status", '{"status": "STEM"}')
+    reads = {"results": [{"item": {"key": "hosts", "value": "cluster host -J"}, "skipped": True}]}
+    assert weka_plan.weka_state(status, reads, COMMANDS) == {"status": {"status": "STEM"}}
+    assert weka_plan.weka_state(status, None, COMMANDS) == {"status": {"status": "STEM"}}
+
+
+@pytest.mark.parametrize("result, message", [
+    (read("drives", "", rc=127, stderr="weka: not found"), "weka cluster drive -J failed (rc 127): weka: not found"),
+    (read("drives", "error: not logged in", rc=1), "not logged in"),
+    (read("drives", "Drives: 4 active"), "weka cluster drive -J did not print JSON"),
+])
+def test_a_failed_or_unparsable_read_is_an_error_not_an_empty_plan(result, message):
+    status = read("status", json.dumps(RUNNING))
+    with pytest.raises(ValueError, match=re.escape(message)):
+        weka_plan.weka_state(status, {"results": [result]}, COMMANDS)
+
+
+def test_a_failed_status_read_is_an_error_not_a_cluster_to_create():
+    with pytest.raises(ValueError, match="weka status -J failed"):
+        weka_plan.weka_state(read("status", "", rc=1, stderr="connection refused"), None, COMMANDS)

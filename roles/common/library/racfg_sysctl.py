@@ -1,5 +1,6 @@
 #!/usr/bin/python
-"""Persist kernel parameters in a sysctl.d file and apply, now, those that differ.
+"""Persist kernel parameters in a sysctl.d file and apply, now, those that differ, then read
+the applied ones back (the postcondition: a value the kernel did not take fails the task).
 
 Unlike ansible.posix.sysctl (not available with ansible-core alone) this module handles many
 keys at once and is honest about hosts where a key cannot be set: a key that does not exist
@@ -94,6 +95,18 @@ def plan(settings: dict, proc_root: str, writable=is_writable) -> tuple[dict, li
     return to_apply, unchanged, skipped
 
 
+def unapplied(applied: dict, proc_root: str) -> list[str]:
+    """The written keys whose running value is not the wanted one when read back: a write the
+    kernel accepted but ignored or clamped (a value out of its range) is a failure, not a change."""
+    out = []
+    for key, change in sorted(applied.items()):
+        with open(key_path(proc_root, key), encoding="ascii") as handle:
+            have = normalise(handle.read())
+        if have != change["after"]:
+            out.append(f"{key}: Expected: {change['after']} Actual: {have}")
+    return out
+
+
 def main() -> None:
     module = AnsibleModule(
         argument_spec={
@@ -134,6 +147,11 @@ def main() -> None:
                     skipped[key] = f"write refused: {exc.strerror} (running value {old}, wanted {new})"
                     continue
             applied[key] = {"before": old, "after": new}
+    if not module.check_mode:
+        wrong = unapplied(applied, module.params["proc_root"])
+        if wrong:
+            module.fail_json(msg="kernel parameters not at their value after writing them: " + "; ".join(wrong),
+                             applied=applied, not_applied=skipped)
     module.exit_json(
         changed=file_changed or bool(applied),
         applied=applied,

@@ -6,6 +6,9 @@ report and returns the commands (argv lists) that bring the cluster to the inven
 form the cluster, add data NICs and drives, apply, name it, start IO, create the filesystem
 group and filesystem. A fully formed cluster yields an empty plan, so re-runs are no-ops.
 
+``weka_state`` turns the registered CLI reads into that state; a read that failed or printed
+something other than JSON raises, so an unreadable cluster is never planned as an empty one.
+
 Host ids are only known once a host is in the cluster. When a round creates the cluster the
 plan stops after ``cluster create`` with ``complete: false``; the role reads the state again
 and plans the next round (``weka_rounds`` in defaults).
@@ -18,6 +21,7 @@ known spellings (``host_id`` as ``HostId<3>`` or ``3``; ``device_path``/``path``
 from __future__ import annotations
 
 import ipaddress
+import json
 import re
 from typing import Any
 
@@ -170,14 +174,25 @@ def weka_backend_plan(state: dict, spec: dict) -> dict[str, Any]:
 
 def weka_client_plan(state: dict, spec: dict) -> list[dict[str, Any]]:
     """Client (dgx) steps. ``state``: installed_version ('' if weka is absent), mounts
-    [{mount, device, fstype}] (ansible_mounts shape). ``spec``: version, backend (address of a
-    backend), filesystem, mount_point.
+    [{mount, device, fstype}] (ansible_mounts shape). ``spec``: version (the pin; None: any),
+    backend (address of a backend), filesystem, mount_point, installer (where the install
+    script is saved on the client).
+
+    The install script is downloaded to a file first and run only once the download succeeded
+    (``curl | sh`` would run whatever half of it arrived and hide curl's failure). A client of
+    another version than the pin is installed again from the cluster; the role then checks
+    ``weka version current`` against the pin, so a cluster serving another release fails.
     """
     steps = []
-    if not state.get("installed_version"):
+    installed = str(state.get("installed_version") or "")
+    pin = str(spec.get("version") or "")
+    if not installed or (pin and installed != pin):
         url = f"http://{spec['backend']}:14000/dist/v1/install"
-        steps.append({"argv": ["sh", "-c", f"curl -fsS {url} | sh"],
-                      "why": "weka client not installed: install it from the cluster"})
+        why = ("weka client not installed" if not installed
+               else f"weka client {installed} installed, {pin} pinned") + ": install it from the cluster"
+        steps.append({"argv": ["curl", "-fsS", "--retry", "3", "-o", spec["installer"], url],
+                      "why": f"{why} (download)"})
+        steps.append({"argv": ["sh", spec["installer"]], "why": f"{why} (run the downloaded installer)"})
     mounted = any(
         m.get("mount") == spec["mount_point"] and m.get("fstype") == "wekafs"
         for m in state.get("mounts") or []
@@ -189,10 +204,39 @@ def weka_client_plan(state: dict, spec: dict) -> list[dict[str, Any]]:
     return steps
 
 
+def _parse(command: str, result: dict) -> Any:
+    """One weka CLI read: its parsed JSON. A failed command or output that is not JSON raises:
+    planning from a state that could not be read would plan the wrong thing (or nothing)."""
+    output = str(result.get("stdout") or "").strip()
+    if result.get("rc", 0) != 0:
+        detail = str(result.get("stderr") or output or "no output").strip()
+        raise ValueError(f"weka {command} failed (rc {result.get('rc')}): {detail[:300]}")
+    try:
+        return json.loads(output)
+    except ValueError as exc:
+        raise ValueError(f"weka {command} did not print JSON ({exc}): {output[:200]!r}") from exc
+
+
+def weka_state(status_result: dict, read_results: dict | None, commands: dict[str, str]) -> dict[str, Any]:
+    """The planner's state from the registered reads: ``status_result`` of ``weka status -J``
+    and ``read_results`` of the loop over ``commands`` (key -> CLI arguments) on a formed
+    cluster. Reads skipped because the cluster is not formed yet are absent, not empty."""
+    state = {"status": _parse(commands["status"], status_result)}
+    for result in (read_results or {}).get("results") or []:
+        if result.get("skipped"):
+            continue
+        key = result["item"]["key"]
+        state[key] = _parse(commands[key], result)
+    return state
+
+
 class FilterModule:
+    """weka_backend_plan, weka_client_plan, weka_cluster_formed, weka_state."""
+
     def filters(self) -> dict[str, Any]:
         return {
             "weka_backend_plan": weka_backend_plan,
             "weka_client_plan": weka_client_plan,
             "weka_cluster_formed": cluster_formed,
+            "weka_state": weka_state,
         }

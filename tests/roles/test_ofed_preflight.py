@@ -1,0 +1,75 @@
+"""Deploy's preflight checks the MLNX_OFED source where the ofed role reads it: a path on the
+controller (the role copies it to the hosts) must exist here and hold the pinned release; an
+http(s) URL is read by the hosts and left to the role; other schemes are refused."""
+
+from __future__ import annotations
+
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from racfg.deploy.preflight import ofed_source_on_controller, ofed_source_problem
+from racfg.inventory import load_cluster
+
+REPO = Path(__file__).resolve().parents[2]
+PINNED = "MLNX_OFED_LINUX-4.5-1.0.1.0-ubuntu16.04-x86_64"  # inventory/ra-ethernet.yaml pins 4.5-1.0.1.0
+OTHER = "MLNX_OFED_LINUX-5.8-1.0.1.1-ubuntu22.04-x86_64"
+
+
+def site_with_source(tmp_path: Path, source: str) -> Path:
+    inv = (REPO / "inventory" / "ra-ethernet.yaml").read_text()
+    path = tmp_path / "site.yaml"
+    path.write_text(inv.replace(f"/srv/mlnx/{PINNED}", source))
+    return path
+
+
+def distribution(parent: Path, name: str) -> Path:
+    path = parent / name
+    path.mkdir()
+    (path / "mlnxofedinstall").write_text("#!/bin/sh\n")
+    return path
+
+
+def test_a_directory_of_the_pinned_release_passes_and_is_read_on_the_controller(tmp_path):
+    distribution(tmp_path, PINNED)
+    cluster = load_cluster(site_with_source(tmp_path, PINNED))  # relative: to the inventory file
+    assert ofed_source_on_controller(cluster) == tmp_path / PINNED
+    assert ofed_source_problem(cluster) is None
+
+
+def test_a_distribution_of_another_release_is_refused_naming_both(tmp_path):
+    distribution(tmp_path, OTHER)
+    problem = ofed_source_problem(load_cluster(site_with_source(tmp_path, str(tmp_path / OTHER))))
+    assert problem is not None and "software.ofed.source" in problem
+    assert "holds release 5.8-1.0.1.1" in problem and "pins 4.5-1.0.1.0" in problem
+
+
+def test_a_tarball_of_another_release_is_refused_by_what_it_unpacks_to(tmp_path):
+    tarball = tmp_path / "ofed.tgz"
+    with tarfile.open(tarball, "w:gz") as archive:
+        archive.add(distribution(tmp_path, OTHER), arcname=OTHER)
+    problem = ofed_source_problem(load_cluster(site_with_source(tmp_path, str(tarball))))
+    assert problem is not None and "holds release 5.8-1.0.1.1" in problem
+
+
+def test_a_missing_path_says_it_is_read_on_the_controller(tmp_path):
+    problem = ofed_source_problem(load_cluster(site_with_source(tmp_path, str(tmp_path / PINNED))))
+    assert problem is not None and "does not exist on this machine (the controller" in problem
+
+
+@pytest.mark.parametrize("url", [f"https://mirror.example/{PINNED}.tgz", "http://mirror.example/mlnx-ofed/"])
+def test_an_http_url_is_left_to_the_hosts(tmp_path, url):
+    cluster = load_cluster(site_with_source(tmp_path, url))
+    assert ofed_source_on_controller(cluster) is None
+    assert ofed_source_problem(cluster) is None  # the role checks it on the host, before installing
+
+
+def test_a_url_named_for_another_release_is_refused(tmp_path):
+    problem = ofed_source_problem(load_cluster(site_with_source(tmp_path, f"https://mirror.example/{OTHER}.tgz")))
+    assert problem is not None and "holds release 5.8-1.0.1.1" in problem and "pins 4.5-1.0.1.0" in problem
+
+
+def test_other_url_schemes_are_refused(tmp_path):
+    problem = ofed_source_problem(load_cluster(site_with_source(tmp_path, f"ftp://mirror.example/{PINNED}.tgz")))
+    assert problem is not None and "give an http(s) URL" in problem

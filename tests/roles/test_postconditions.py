@@ -1,0 +1,126 @@
+"""The roles' postconditions on real state, without a lab: the role's own verification tasks run by
+ansible-playbook against this machine (its mount table, its links), and the sysctl module's
+read-back on a sysctl tree. Each must pass where the state is right and fail naming expected and
+actual where it is not. (The lab tests in test_roles_lab.py run them on deployed hosts.)"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+REPO = Path(__file__).resolve().parents[2]
+ROLES = REPO / "roles"
+
+
+def load_yaml(path: Path) -> Any:
+    return yaml.safe_load(path.read_text())
+
+
+def run_cases(tmp_path: Path, tasks: list[dict[str, Any]], variables: dict[str, Any],
+              cases: dict[str, dict[str, Any]]) -> dict[str, str]:
+    """The given role tasks on localhost, once per case (its variables over the role's), in one
+    ansible-playbook run; returns each case's outcome: "passed", or the failed task's message."""
+    (tmp_path / "tasks.yml").write_text(yaml.safe_dump(tasks, sort_keys=False))
+    blocks = [{"name": f"case {name}", "vars": {**case_vars, "case_name": name},
+               "block": [{"ansible.builtin.include_tasks": "tasks.yml"},
+                         {"ansible.builtin.set_fact": {"outcomes": "{{ outcomes | combine({case_name: 'passed'}) }}"}}],
+               "rescue": [{"ansible.builtin.set_fact": {
+                   "outcomes": "{{ outcomes | combine({case_name: ansible_failed_result.msg}) }}"}}]}
+              for name, case_vars in cases.items()]
+    show = {"ansible.builtin.copy": {"content": "{{ outcomes | to_json }}", "dest": str(tmp_path / "outcomes.json"),
+                                     "mode": "0644"}}
+    play = [{"hosts": "localhost", "gather_facts": False, "vars": {**variables, "outcomes": {}},
+             "tasks": [*blocks, show]}]
+    (tmp_path / "play.yml").write_text(yaml.safe_dump(play, sort_keys=False))
+    bin_dir = Path(sys.executable).parent
+    run = subprocess.run([str(bin_dir / "ansible-playbook"), "-i", "localhost,", "-c", "local",
+                          "-e", f"ansible_python_interpreter={sys.executable}", str(tmp_path / "play.yml")],
+                         capture_output=True, text=True, timeout=600, cwd=tmp_path,
+                         env={"ANSIBLE_NOCOLOR": "1", "HOME": str(tmp_path),
+                              "PATH": f"{bin_dir}:/usr/sbin:/usr/bin:/sbin:/bin"})
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-2000:]
+    outcomes = json.loads((tmp_path / "outcomes.json").read_text())
+    outcomes["output"] = run.stdout
+    return outcomes
+
+
+def proc_mount(point: str) -> list[str]:
+    """This machine's mount of ``point``: [source, mount point, fstype, options]."""
+    lines = [line.split()[:4] for line in Path("/proc/self/mounts").read_text().splitlines()]
+    return [f for f in lines if f[1] == point][-1]
+
+
+def test_nfs_client_postcondition_passes_on_the_mount_as_declared_and_names_what_differs(tmp_path: Path) -> None:
+    """The role's postcondition tasks against this machine's /proc mount standing in for the
+    export: as declared it passes; with options it lacks, or a mount point not mounted, it fails
+    with expected and actual."""
+    source, point, fstype, options = proc_mount("/proc")
+    tasks = [t for t in load_yaml(ROLES / "nfs_client/tasks/main.yml")
+             if t.get("name") in ("Read the mount table", "Check the export is mounted with its options")]
+    array = {"protocol": "nfs", "server": "array", "export": "/export", "mount_point": point,
+             "mount_options": [options.split(",")[0], "_netdev"]}
+    variables = {**load_yaml(ROLES / "nfs_client/defaults/main.yml"), "nfs_client_fstypes": {"nfs": fstype}}
+    outcomes = run_cases(tmp_path, tasks, variables, {
+        "declared": {"racfg_array": array, "nfs_client_source": source},
+        "options": {"racfg_array": {**array, "mount_options": ["hard", "proto=tcp"]}, "nfs_client_source": source},
+        "absent": {"racfg_array": {**array, "mount_point": "/no/such/mount"}},
+    })
+    assert outcomes["declared"] == "passed", outcomes["output"][-3000:]
+    assert outcomes["options"] == (f"{point}: Expected: {source} ({fstype}) with hard,proto=tcp "
+                                   f"Actual: {source} ({fstype}) with {options}")
+    assert outcomes["absent"] == f"/no/such/mount: Expected: array:/export ({fstype}) with rw Actual: not mounted"
+
+
+def loopback() -> dict[str, Any]:
+    link = json.loads(subprocess.run(["ip", "-j", "addr", "show", "dev", "lo"], capture_output=True, text=True,
+                                     check=True).stdout)[0]
+    inet = next(a for a in link["addr_info"] if a["family"] == "inet")
+    return {"name": "lo", "mtu": link["mtu"], "address": f"{inet['local']}/{inet['prefixlen']}"}
+
+
+def test_fabric_postcondition_reuses_the_role_read_and_names_expected_and_actual(tmp_path: Path) -> None:
+    """verify.yml after guard.yml's one read of the links, with this machine's loopback as the data
+    NIC: unchanged and right, it passes on guard's read (no second probe); after a change (drift) it
+    reads again, and a wrong MTU or address, or a missing NIC, fails naming both."""
+    guard = [t for t in load_yaml(ROLES / "fabric/tasks/guard.yml")
+             if t["name"] == "Read the host's links and addresses"]
+    variables = {**load_yaml(ROLES / "fabric/defaults/main.yml"), **load_yaml(ROLES / "fabric/vars/main.yml"),
+                 "racfg_role": "storage", "racfg_cluster_hosts": [], "fabric_settle_retries": 1,
+                 "fabric_settle_delay_s": 0}
+    lo = loopback()
+    outcomes = run_cases(tmp_path, guard + load_yaml(ROLES / "fabric/tasks/verify.yml"), variables, {
+        "right": {"common_data_nics": [lo], "fabric_live_drift": []},
+        "wrong": {"common_data_nics": [{**lo, "mtu": 9000, "address": "198.19.99.1/24"},
+                                       {"name": "nic9", "mtu": 9000, "address": "198.19.99.2/24"}],
+                  "fabric_live_drift": ["lo"]},
+    })
+    assert outcomes["right"] == "passed", outcomes["output"][-3000:]
+    waits = re.findall(r"TASK \[Wait for the data NICs to carry[^\n]*\n([a-zA-Z]+)", outcomes["output"])
+    assert waits[0] == "skipping" and waits[1] != "skipping", waits  # "right" made no second probe; "wrong" did
+    assert outcomes["wrong"] == (f"lo: Expected: MTU 9000, 198.19.99.1/24 Actual: MTU {lo['mtu']}, {lo['address']}; "
+                                 "nic9: Expected: MTU 9000, 198.19.99.2/24 Actual: no such link")
+
+
+# --- common: a kernel parameter the kernel did not take is a failure ----------------------------
+
+_spec = importlib.util.spec_from_file_location("racfg_sysctl", ROLES / "common/library/racfg_sysctl.py")
+racfg_sysctl = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(racfg_sysctl)
+
+
+def test_sysctl_read_back_reports_a_value_the_kernel_did_not_take(tmp_path: Path) -> None:
+    for key, value in {"net.core.somaxconn": "4096", "net.ipv4.tcp_rmem": "4096\t87380\t6291456"}.items():
+        path = tmp_path.joinpath(*key.split("."))
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(value + "\n")
+    applied = {"net.core.somaxconn": {"before": "128", "after": "4096"},
+               "net.ipv4.tcp_rmem": {"before": "4096 87380 6291456", "after": "4096 87380 134217728"}}
+    assert racfg_sysctl.unapplied(applied, str(tmp_path)) == [
+        "net.ipv4.tcp_rmem: Expected: 4096 87380 134217728 Actual: 4096 87380 6291456"]

@@ -6,7 +6,6 @@ checks catch what can be known on the controller before the first task runs.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from racfg.connection import NO_OVERRIDES, ConnectionOverrides
@@ -17,18 +16,12 @@ from racfg.inventory import Cluster
 
 # A URL is read by each host (the ofed role downloads a .tgz or uses an apt repository there);
 # anything else is a path on this machine, the controller, which the role copies to the hosts.
-HOST_READ_PREFIXES = ("http://", "https://")
 UNSUPPORTED_PREFIXES = ("ftp://", "file://")
 
 
 def ofed_source_on_controller(cluster: Cluster) -> Path | None:
-    """The mlnx flavor's source as a path on the controller (relative paths are relative to the
-    inventory file), or None when there is none or the hosts read it (an http(s) URL)."""
-    ofed = cluster.inventory.software.ofed
-    if ofed is None or ofed.flavor != "mlnx" or not ofed.source or ofed.source.startswith(HOST_READ_PREFIXES):
-        return None
-    source = Path(os.path.expanduser(ofed.source))
-    return source if source.is_absolute() else cluster.path.parent / source
+    """Where preflight and the role read the mlnx flavor's source on this machine (see Cluster)."""
+    return cluster.ofed_source_on_controller()
 
 
 def ofed_source_problem(cluster: Cluster) -> str | None:

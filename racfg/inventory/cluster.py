@@ -7,6 +7,7 @@ findings, render errors and validators can point back at the line a user has to 
 from __future__ import annotations
 
 import ipaddress
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,9 @@ from racfg.catalog import HOST_MODELS, SWITCH_MODELS, SwitchModel, parse_port, p
 from racfg.inventory import model as m
 from racfg.inventory.ranges import expand_range
 from racfg.inventory.source import Loc, format_path, line_of
+
+# Sources the hosts read themselves (MLNX_OFED URLs); anything else is a path on the controller.
+HOST_READ_PREFIXES = ("http://", "https://")
 
 
 @dataclass(frozen=True)
@@ -101,6 +105,16 @@ class Cluster:
 
     def line(self, loc: Loc) -> int:
         return line_of(self.root, loc)
+
+    def ofed_source_on_controller(self) -> Path | None:
+        """The mlnx flavor's source as a path on the controller (a relative path is relative to
+        the inventory file, like every path in it), or None when there is none or the hosts read
+        it themselves (an http(s) URL). Render hands the role this absolute path; preflight checks it."""
+        ofed = self.inventory.software.ofed
+        if ofed is None or ofed.flavor != "mlnx" or not ofed.source or ofed.source.startswith(HOST_READ_PREFIXES):
+            return None
+        source = Path(os.path.expanduser(ofed.source))
+        return source if source.is_absolute() else self.path.parent / source
 
 
 def _pick(name: str, host: m.Host, defaults: m.Defaults) -> tuple[Any, Loc]:

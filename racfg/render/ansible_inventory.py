@@ -44,7 +44,7 @@ def group_vars(cluster: Cluster) -> dict[str, Any]:
             }
             for h in cluster.hosts
         ],
-        "racfg_ofed": sw.ofed.model_dump(mode="json") if sw.ofed else None,
+        "racfg_ofed": ofed_vars(cluster),
         "racfg_weka": sw.weka.model_dump(mode="json") if sw.weka else None,
         "racfg_array": cluster.inventory.array.model_dump(mode="json") if cluster.inventory.array else None,
         "racfg_nvidia_driver": sw.nvidia_driver,
@@ -52,6 +52,19 @@ def group_vars(cluster: Cluster) -> dict[str, Any]:
         "racfg_tuning": sw.tuning.model_dump(mode="json"),
         "racfg_allow_reboot": False,
     }
+
+
+def ofed_vars(cluster: Cluster) -> dict[str, Any] | None:
+    """software.ofed for the role, with a controller path made absolute (the role copies it from
+    the controller, where a path relative to the inventory file means nothing to Ansible)."""
+    ofed = cluster.inventory.software.ofed
+    if ofed is None:
+        return None
+    out = ofed.model_dump(mode="json")
+    source = cluster.ofed_source_on_controller()
+    if source is not None:
+        out["source"] = str(source)
+    return out
 
 
 def host_vars(cluster: Cluster, host: ClusterHost) -> dict[str, Any]:

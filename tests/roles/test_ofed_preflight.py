@@ -73,3 +73,14 @@ def test_a_url_named_for_another_release_is_refused(tmp_path):
 def test_other_url_schemes_are_refused(tmp_path):
     problem = ofed_source_problem(load_cluster(site_with_source(tmp_path, f"ftp://mirror.example/{PINNED}.tgz")))
     assert problem is not None and "give an http(s) URL" in problem
+
+
+def test_render_hands_the_role_the_absolute_controller_path(tmp_path: Path) -> None:
+    """A relative source means "next to the inventory"; Ansible would read it relative to the
+    playbook, so render writes the path preflight checked."""
+    from racfg.render.ansible_inventory import ofed_vars
+
+    cluster = load_cluster(site_with_source(tmp_path, f"dist/{PINNED}"))
+    assert ofed_vars(cluster)["source"] == str(tmp_path / "dist" / PINNED)
+    url = load_cluster(site_with_source(tmp_path, f"https://repo.example/{PINNED}.tgz"))
+    assert ofed_vars(url)["source"] == f"https://repo.example/{PINNED}.tgz"

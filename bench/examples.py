@@ -1,17 +1,20 @@
 """Every example inventory end to end in the lab, as a user runs it (issue 13).
 
 Per example: `racfg demo` on a fresh lab (lab up + deploy + jumbo check), `racfg demo` again (the
-no-change re-run), `racfg validate` (with the lab switch passwords exported, as the README says),
-then `racfg lab down`. Prints the time of each step, the deploy recaps' changed/failed counts and
-the lab's peak memory (drop of MemAvailable from before `lab up`, sampled every second).
+no-change re-run), `racfg validate` and `racfg smoke` (with the lab switch passwords exported, as the
+README says), then `racfg lab down` and a check that nothing of the site is left (namespaces, loop
+devices, site directory). Prints the time of each step, the deploy recaps' changed/failed counts,
+validate's and smoke's totals, the lab's peak memory (drop of MemAvailable from before `lab up`,
+sampled every second) and the load average, since the machine is shared.
 
 Targets on this 2-core machine: first demo < 4 min, re-run < 3 min, lab memory < 2 GiB for the
-largest. Run as root:  .venv/bin/python bench/examples.py [lab ra-ethernet ra-infiniband ra-arista]
-Exit status 1 when a run fails or a target is missed.
+largest. Run as root:  .venv/bin/python bench/examples.py [--no-smoke] [lab ra-ethernet ra-infiniband ra-arista]
+Exit status 1 when a run fails, something is left behind or a target is missed.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import subprocess
@@ -26,11 +29,14 @@ sys.path.insert(0, str(REPO))
 
 from racfg.inventory import load_cluster  # noqa: E402
 from racfg.lab import switch_password  # noqa: E402
+from racfg.lab.state import load_state  # noqa: E402
+from racfg.lab.status import collect  # noqa: E402
 
 EXAMPLES = ["lab", "ra-ethernet", "ra-infiniband", "ra-arista"]
 GIB = 1024**3
 TARGETS = {"first": 240.0, "rerun": 180.0, "memory": 2 * GIB}
 SUMMARY = re.compile(r"changed=(\d+) failed=(\d+) unreachable=(\d+)")
+TOTALS = re.compile(r"^(\d+ passed, \d+ failed, \d+ skipped, \d+ errors)", re.MULTILINE)
 
 
 def mem_available() -> int:
@@ -40,18 +46,35 @@ def mem_available() -> int:
     return 0
 
 
-class PeakMemory:
-    """The largest drop of MemAvailable below its value at start, sampled in a thread until stopped."""
+def lab_memory(site: str) -> int:
+    """The lab's own memory now: PSS of every process in its hosts' and switches' namespaces
+    (what `racfg lab status` reports), in bytes; 0 while no lab of ``site`` is up."""
+    state = load_state(site)
+    return int(collect(state).memory_mib * 1024 * 1024) if state is not None else 0
 
-    def __init__(self) -> None:
+
+class PeakMemory:
+    """The largest drop of MemAvailable below its value at start (sampled every second) and the
+    largest lab PSS (every 20 s), in a thread until stopped. On a machine shared with other labs
+    the MemAvailable drop counts their growth too; the PSS is this lab's alone but leaves out
+    kernel memory (page cache, sockets), so both are reported."""
+
+    def __init__(self, site: str) -> None:
+        self.site = site
         self.start = mem_available()
         self.peak = 0
+        self.peak_pss = 0
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
     def _run(self) -> None:
+        tick = 0
         while not self._stop.wait(1.0):
             self.peak = max(self.peak, self.start - mem_available())
+            tick += 1
+            if tick % 20 == 0:
+                with contextlib.suppress(Exception):  # a lab half up or half down: the next sample counts
+                    self.peak_pss = max(self.peak_pss, lab_memory(self.site))
 
     def __enter__(self) -> PeakMemory:
         self._thread.start()
@@ -77,6 +100,9 @@ class ExampleRun:
     cables: int
     steps: list[Step] = field(default_factory=list)
     peak_memory: int = 0
+    peak_pss: int = 0
+    left: list[str] = field(default_factory=list)
+    load: str = ""
 
 
 def racfg(*args: str, env: dict[str, str] | None = None, log: Path) -> Step:
@@ -86,12 +112,26 @@ def racfg(*args: str, env: dict[str, str] | None = None, log: Path) -> Step:
     seconds = time.monotonic() - started
     log.write_text(result.stdout + "\n--- stderr\n" + result.stderr)
     found = SUMMARY.findall(result.stdout)
+    totals = TOTALS.findall(result.stdout)
     lines = result.stdout.strip().splitlines()
-    summary = f"changed={found[-1][0]} failed={found[-1][1]}" if found else (lines[-1] if lines else "")
-    return Step(args[0], seconds, result.returncode, summary)
+    summary = (f"changed={found[-1][0]} failed={found[-1][1]}" if found else
+               totals[-1] if totals else lines[-1] if lines else "")
+    return Step(" ".join(args[:-1]), seconds, result.returncode, summary)
 
 
-def run_example(name: str, logs: Path) -> ExampleRun:
+def leftovers(site: str) -> list[str]:
+    """What of lab ``site`` is still on the machine after `lab down`: namespaces, loop devices, its directory."""
+    netns = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True, check=False).stdout
+    loops = subprocess.run(["losetup", "-a"], capture_output=True, text=True, check=False).stdout
+    site_dir = Path(os.environ.get("RACFG_LAB_DIR", "/var/lib/racfg/lab")) / site
+    left = [line.split()[0] for line in netns.splitlines() if line.startswith(f"rf-{site}.")]
+    left += [line.split(":")[0] for line in loops.splitlines() if f"{site_dir}/" in line]
+    if site_dir.exists():
+        left.append(str(site_dir))
+    return left
+
+
+def run_example(name: str, logs: Path, smoke: bool) -> ExampleRun:
     inventory = REPO / "inventory" / f"{name}.yaml"
     cluster = load_cluster(inventory)
     run = ExampleRun(name, len(cluster.hosts), sum(len(h.nics) for h in cluster.hosts))
@@ -99,33 +139,46 @@ def run_example(name: str, logs: Path) -> ExampleRun:
     for switch in cluster.switches.values():  # demo fills unset password variables in itself
         env.pop(switch.spec.credentials.password_env or "", None)
     try:
-        with PeakMemory() as memory:
+        with PeakMemory(cluster.name) as memory:
             run.steps.append(racfg("demo", str(inventory), env=env, log=logs / f"{name}-demo1.log"))
             run.steps.append(racfg("demo", str(inventory), env=env, log=logs / f"{name}-demo2.log"))
             exported = {**env, **{s.spec.credentials.password_env: switch_password(cluster.name, n)
                                   for n, s in cluster.switches.items() if s.spec.credentials.password_env}}
             run.steps.append(racfg("validate", str(inventory), env=exported, log=logs / f"{name}-validate.log"))
-        run.peak_memory = memory.peak
+            if smoke:
+                run.steps.append(racfg("smoke", str(inventory), env=exported, log=logs / f"{name}-smoke.log"))
+        run.peak_memory, run.peak_pss = memory.peak, memory.peak_pss
+        run.load = " ".join(Path("/proc/loadavg").read_text().split()[:3])
     finally:
         run.steps.append(racfg("lab", "down", str(inventory), env=env, log=logs / f"{name}-down.log"))
+        run.left = leftovers(cluster.name)
     return run
 
 
 def main(argv: list[str]) -> int:
-    names = argv or EXAMPLES
+    smoke = "--no-smoke" not in argv
+    names = [a for a in argv if a != "--no-smoke"] or EXAMPLES
     logs = REPO / ".racfg" / "bench-examples"
     logs.mkdir(parents=True, exist_ok=True)
     missed = []
-    print(f"{'example':14} {'hosts':>5} {'cables':>6} {'demo 1':>8} {'demo 2':>8} {'validate':>9} {'down':>6} "
-          f"{'peak mem':>9}  recaps / validate")
+    print(f"{'example':14} {'hosts':>5} {'cables':>6} {'demo 1':>8} {'demo 2':>8} {'validate':>9} {'smoke':>6} "
+          f"{'down':>6} {'peak mem':>9} {'lab PSS':>8}  {'load avg':>14}  recaps / validate / smoke")
     for name in names:
-        run = run_example(name, logs)
-        first, second, validate, down = run.steps
+        run = run_example(name, logs, smoke)
+        first, second, validate, *rest = run.steps
+        smoked, down = (rest[0], rest[1]) if smoke else (None, rest[0])
         print(f"{name:14} {run.hosts:5} {run.cables:6} {first.seconds:7.0f}s {second.seconds:7.0f}s "
-              f"{validate.seconds:8.0f}s {down.seconds:5.0f}s {run.peak_memory / GIB:7.2f}Gi  "
-              f"1st {first.summary}; 2nd {second.summary}; {validate.summary}", flush=True)
-        if any(s.code for s in run.steps) or "changed=0 " not in second.summary + " ":
-            missed.append(f"{name}: a step failed or the re-run changed something (logs in {logs})")
+              f"{validate.seconds:8.0f}s {f'{smoked.seconds:5.0f}s' if smoked else '     -'} {down.seconds:5.0f}s "
+              f"{run.peak_memory / GIB:7.2f}Gi {run.peak_pss / GIB:6.2f}Gi  {run.load:>14}  "
+              f"1st {first.summary}; 2nd {second.summary}; "
+              f"validate {validate.summary}" + (f"; smoke {smoked.summary}" if smoked else ""), flush=True)
+        for step in run.steps:
+            if step.code:
+                missed.append(f"{name}: {step.name} exited {step.code} (logs in {logs})")
+        if "changed=0 " not in second.summary + " ":
+            missed.append(f"{name}: the re-run changed something (logs in {logs})")
+        if run.left:
+            missed.append(f"{name}: left behind after lab down: {', '.join(run.left)}")
         for label, value, target in (("first demo", first.seconds, TARGETS["first"]),
                                      ("re-run", second.seconds, TARGETS["rerun"]),
                                      ("lab memory", run.peak_memory, TARGETS["memory"])):

@@ -35,25 +35,31 @@ def jumbo_checks(cluster: Cluster) -> list[list[str]]:
     return rows
 
 
-def lab_passwords_for_unset_env(cluster: Cluster) -> list[str]:
+def lab_passwords_for_unset_env(cluster: Cluster) -> tuple[list[str], list[str]]:
     """Fill each unset ``password_env`` of the inventory's switches with the lab switch's generated password,
-    in this process only, and say so.
+    in this process only, and say so. Returns the substitution lines and, for the other commands,
+    the shell line that exports each such variable from the lab's password file.
 
     An example written for real switches names an environment variable for each switch password;
     the lab's switch accepts only the password the lab generated, and the product never replaces
     an inventory's own credential source. `racfg demo` is the one command meant to run any
-    inventory on the lab as is, so it, not the product, hands the lab's password to the variable.
+    inventory on the lab as is, so it, not the product, hands the lab's password to the variable;
+    for validate, drift and smoke the user sets the variable, and the exact line is printed at the
+    end so that nobody has to find the variable's name or the lab's password file.
     """
     from racfg.lab import switch_password
+    from racfg.lab.state import site_dir
+    from racfg.lab.switches import switch_dir
 
-    lines = []
+    lines, exports = [], []
     for name, switch in cluster.switches.items():
         var = switch.spec.credentials.password_env
         if var and not os.environ.get(var):
             os.environ[var] = switch_password(cluster.name, name)
             lines.append(f"switch {name} password: {var} is not set: this run uses the lab switch's generated "
                          "password")
-    return lines
+            exports.append(f"export {var}=$(cat {switch_dir(site_dir(cluster.name), name) / 'password'})")
+    return lines, exports
 
 
 @app.command(epilog=EXIT_CODES_HELP)
@@ -77,7 +83,8 @@ def demo(
     built = lab.up(inventory, progress=lambda text: say(f"lab: {text}"))
     say(f"lab {cluster.name}: " + ("built" if built.changed else "already up, reused"))
     overrides = overrides_for(cluster)
-    overrides = replace(overrides, substitutions=(*overrides.substitutions, *lab_passwords_for_unset_env(cluster)))
+    password_lines, exports = lab_passwords_for_unset_env(cluster)
+    overrides = replace(overrides, substitutions=(*overrides.substitutions, *password_lines))
     announce_substitutions(overrides)
     say(f"== 2/3 deploy {inventory}")
     outcome = run_deploy(cluster, DeployOptions(), overrides=overrides)
@@ -95,6 +102,9 @@ def demo(
     if keep:
         say(f"the lab stays up: `racfg lab status {inventory}`, `racfg lab exec dgx01 -- ip -br addr`, "
             f"and `racfg lab down {inventory}` (or `make demo-down`) to remove it")
+        if exports:
+            say("before `racfg validate`, `drift`, `smoke` or `deploy` on this lab, set the switch password "
+                "variable(s) the inventory names: " + "; ".join(exports))
     else:
         lab.down(inventory)
         say("lab removed")

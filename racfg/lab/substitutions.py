@@ -19,9 +19,11 @@ from racfg.inventory import Cluster
 IPOIB_UNAVAILABLE = "fabric_ipoib_unavailable"  # reason IPoIB mode / IB port MTU cannot be set; "" on real hosts
 CHECK_DRIVE_MODEL = "nvme_storage_check_model"  # false: the declared drive model is not compared
 DRIVE_MODEL_UNCHECKED = "nvme_storage_check_model_reason"  # why not (the role's and validate's skip line)
+RDMA_DEVICES_UNAVAILABLE = "ofed_rdma_devices_unavailable"  # why a fabric that needs RDMA devices has none
 
 IPOIB_REASON = ("lab InfiniBand NICs are Ethernet stand-ins (veth): IPoIB mode and the IB port MTU cannot be set; "
                 "address, netdev MTU, routes and sysctls are applied")
+RDMA_DEVICES_REASON = "lab NICs are Ethernet stand-ins (veth): there is no RDMA device to find"
 DRIVE_MODEL_REASON = "lab drives are loop devices and report no model: declared drive models are not checked"
 
 
@@ -51,4 +53,6 @@ def inventory_substitutions(cluster: Cluster) -> Substitutions:
         subs.lines.append("InfiniBand NICs -> Ethernet stand-ins: IPoIB mode and the IB port MTU are skipped with "
                           "that reason; address, netdev MTU, routes and sysctls apply")
         subs.host_vars[IPOIB_UNAVAILABLE] = IPOIB_REASON
+    if cluster.fabric.type == "infiniband" or cluster.fabric.roce:
+        subs.host_vars[RDMA_DEVICES_UNAVAILABLE] = RDMA_DEVICES_REASON
     return subs

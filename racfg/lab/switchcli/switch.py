@@ -34,6 +34,10 @@ class EmulatedSwitch:
         self.boot_time = time.time()
         self.version = cfg.os_version or VERSIONS[cfg.platform]  # a lab switch runs the pinned release
         self.sessions: dict[str, SwitchConfig] = {}  # EOS config sessions, by name
+        self.control_frames = dataplane.ControlFrameSink()  # LLDP is control traffic, not discards
+        for cabled in cfg.ports.values():
+            if cabled.ifname:
+                self.control_frames.claim(cabled.ifname)
         self.sync_links()
 
     def sync_links(self) -> str:
@@ -68,6 +72,7 @@ class EmulatedSwitch:
             oper, counters = False, dict.fromkeys(dataplane.COUNTERS, 0)
         elif cabled.ifname:
             oper = pc.admin_up and dataplane.link_up(cabled.ifname)
+            self.control_frames.claim(cabled.ifname)
             counters = dataplane.counters(cabled.ifname)
         else:
             oper, counters = pc.admin_up, dict.fromkeys(dataplane.COUNTERS, 0)

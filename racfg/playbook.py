@@ -403,6 +403,10 @@ class Playbook:
             envvars=self.envvars(),
             event_handler=tracker.handle,
             cancel_callback=cancelled,
+            # Ansible's own in-memory fact cache (ansible.cfg), as a plain ansible-playbook run has it:
+            # ansible-runner's default (a JSON file per host, rewritten on every facts update) costs
+            # controller time and keeps nothing anyone reads.
+            fact_cache_type="memory",
             quiet=True,
             ident="ansible",
         )

@@ -67,6 +67,9 @@ def report(outcome: DeployOutcome, fmt: RecapFormat, show_diff: bool) -> None:
         verdict = "no changes" if totals["changed"] == 0 else f"{totals['changed']} change(s)"
     else:
         verdict = "FAILED"
+    skips = sum(len(h.get("skips", [])) for h in outcome.hosts)
+    if skips and outcome.exit_code == ExitCode.OK:
+        verdict += f", {skips} skipped with reason (the inventory allows it; listed above)"
     say(f"deploy: {verdict}: ok={totals['ok']} changed={totals['changed']} failed={totals['failed']} "
         f"unreachable={totals['unreachable']}", "green" if outcome.exit_code == ExitCode.OK else "red")
     if outcome.baseline:

@@ -63,3 +63,31 @@ def test_skipped_with_reason_lines_are_kept_per_role_and_host():
     assert t.hosts["dgx01"].as_dict()["skips"] == [
         {"role": "weka", "reason": "no Weka distribution given (software.weka.dist)"}]
     assert t.hosts["stor01"].skips == [{"role": "nvme_storage", "reason": "/dev/nvme0n1 scheduler none: absent"}]
+
+
+def test_a_real_playbook_run_records_every_event_and_keeps_no_fact_files(tmp_path):
+    """One ansible-runner invocation on the controller itself (local connection, no lab): the
+    tracker sees the play through to its recap, the record keeps every event, and the facts stay
+    in Ansible's memory cache as in a plain ansible-playbook run (no per-host JSON files)."""
+    import json
+    import threading
+
+    from racfg.playbook import Playbook, Selection
+
+    (tmp_path / "hosts.yml").write_text("all:\n  hosts:\n    here:\n      ansible_connection: local\n"
+                                        "      ansible_python_interpreter: \"{{ ansible_playbook_python }}\"\n")
+    playbook = tmp_path / "play.yml"
+    playbook.write_text("- hosts: all\n  gather_facts: true\n  gather_subset: [min]\n  tasks:\n"
+                        "    - name: Say the kernel\n      ansible.builtin.debug:\n"
+                        "        msg: \"{{ ansible_facts['kernel'] }}\"\n"
+                        "    - name: Change something\n      ansible.builtin.command: \"true\"\n")
+    record = tmp_path / "record"
+    tracker = PlaybookTracker()
+    run = Playbook(str(playbook), tmp_path / "hosts.yml", record, selection=Selection())
+    assert run.run(tracker, threading.Event()) is False
+    assert tracker.stats_seen and tracker.hosts["here"].failed == 0
+    assert tracker.hosts["here"].changes == ["Change something"]
+    events = [json.loads(p.read_text()) for p in (record / "artifacts" / "ansible" / "job_events").glob("*.json")]
+    kinds = {e["event"] for e in events}
+    assert {"playbook_on_start", "runner_on_start", "runner_on_ok", "playbook_on_stats"} <= kinds
+    assert not list((record / "artifacts" / "ansible").glob("fact_cache*"))

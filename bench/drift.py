@@ -4,26 +4,67 @@
 drift runs its three layers (config = check-mode deploy, state = validate, environment = facts
 against the baseline) concurrently, so its time is about the check-mode deploy's alone
 [drift <= 1.2x `racfg deploy --check`], on inventory/lab.yaml and on ra-ethernet.yaml in the lab
-(the lab copies of bench/benchlib.py). Prints each layer's time. Needs root; builds and removes its labs.
+(the lab copies of bench/benchlib.py). Needs root; builds and removes its labs.
+
+Each lab is measured ``ROUNDS`` times, the check-mode deploy and drift alternating so both see the
+same machine; the medians are compared. Printed per lab: each layer's time, the CPU seconds each
+command used (its own and its children's: on a shared machine extra CPU is extra time), and the load
+average while it ran (the lab shares the machine, so a ratio means little without it).
 """
 
 from __future__ import annotations
 
 import json
+import os
+import resource
+import statistics
+from collections.abc import Callable
 
 from benchlib import deployed_labs, racfg
 
+ROUNDS = 3
+
+
+def cpu_seconds() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def measured(run: Callable[[], tuple[float, str]]) -> tuple[float, float, str]:
+    """(wall seconds, CPU seconds of the command and its children, stdout)."""
+    cpu = cpu_seconds()
+    seconds, out = run()
+    return seconds, cpu_seconds() - cpu, out
+
+
+def measure(name: str, inventory: str, env: dict[str, str], rounds: int = ROUNDS) -> list[str]:
+    """Check-mode deploy and drift, alternating, ``rounds`` times on a deployed lab; the report lines."""
+    checks, drifts, check_cpu, drift_cpu, layers, loads = [], [], [], [], [], []
+    for _ in range(rounds):
+        loads.append(os.getloadavg()[0])
+        seconds, cpu, _ = measured(lambda: racfg("deploy", inventory, "--check", "--format", "json", env=env))
+        checks.append(seconds)
+        check_cpu.append(cpu)
+        seconds, cpu, out = measured(lambda: racfg("drift", inventory, "--format", "json", env=env, ok=(0, 1)))
+        drifts.append(seconds)
+        drift_cpu.append(cpu)
+        layers.append(json.loads(out)["meta"]["layers_seconds"])
+    loads.append(os.getloadavg()[0])
+    check, drift = statistics.median(checks), statistics.median(drifts)
+    per_layer = ", ".join(f"{k} {statistics.median(d[k] for d in layers):.1f} s" for k in sorted(layers[0]))
+    return [f"drift {name:<18} {drift:6.1f} s  (deploy --check alone {check:6.1f} s: {drift / check:.2f}x "
+            f"[<= 1.2x])  layers: {per_layer}",
+            f"      {'':<18} each round: drift {' '.join(f'{s:.1f}' for s in drifts)} s, check "
+            f"{' '.join(f'{s:.1f}' for s in checks)} s; CPU drift {statistics.median(drift_cpu):.1f} s, "
+            f"check {statistics.median(check_cpu):.1f} s; load average {min(loads):.1f}-{max(loads):.1f} "
+            f"on {os.cpu_count()} CPUs"]
+
 
 def main() -> None:
-    rows = []
+    lines = []
     for name, inventory, env in deployed_labs():
-        check, _ = racfg("deploy", inventory, "--check", "--format", "json", env=env)
-        seconds, out = racfg("drift", inventory, "--format", "json", env=env, ok=(0, 1))
-        rows.append((name, check, seconds, json.loads(out)["meta"]["layers_seconds"]))
-    for name, check, seconds, layers in rows:
-        per_layer = ", ".join(f"{k} {v:.1f} s" for k, v in sorted(layers.items()))
-        print(f"drift {name:<18} {seconds:6.1f} s  (deploy --check alone {check:6.1f} s: {seconds / check:.2f}x "
-              f"[<= 1.2x])  layers: {per_layer}")
+        lines += measure(name, inventory, env)
+    print("\n".join(lines))
 
 
 if __name__ == "__main__":

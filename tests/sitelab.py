@@ -11,10 +11,12 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shlex
 import subprocess
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from racfg.switches import SwitchSession, SwitchTarget, read_facts
@@ -41,6 +43,7 @@ class DeployedSite:
         self.lab = handle
         self.state_dir = state_dir
         self.env = {**os.environ, "RACFG_STATE_DIR": str(state_dir), "RACFG_PLAIN": "1"}
+        self.saved_sysctl = ""  # the racfg sysctl file as deployed, while a fault has it removed
 
     def racfg(self, *args: str, timeout: float = 900) -> subprocess.CompletedProcess[str]:
         return subprocess.run([*RACFG, *args], capture_output=True, text=True, env=self.env, timeout=timeout,
@@ -81,41 +84,28 @@ class DeployedSite:
         out = self.lab.ssh(host, "chronyc -n tracking", check=False).stdout
         return "Leap status     : Normal" in out
 
-    def settled(self) -> None:
-        """Wait until time sync and LLDP have converged after a (re)start: both take seconds."""
-        for host in self.lab.hosts():
-            wait_for(f"chrony on {host.name} to synchronise", lambda h=host.name: self.synchronised(h))
+    def settled(self, hosts: list[str] | None = None) -> None:
+        """Wait until time sync (on ``hosts``, default all) and LLDP have converged after a (re)start: both
+        take seconds."""
+        for name in hosts or [h.name for h in self.lab.hosts()]:
+            wait_for(f"chrony on {name} to synchronise", lambda h=name: self.synchronised(h))
         wanted = {n.port: h.name for h in self.lab.hosts() for n in h.nics}
         wait_for("the switch to hear every host over LLDP", lambda: self.lldp_is(wanted))
 
     def plant_faults(self) -> None:
-        """The faults an operator makes, one on each target, the same for validate and drift."""
-        from racfg.lab import api
-
-        lab = self.lab
-        lab.ssh("dgx01", "ip link set data0 mtu 1500")  # host NIC MTU
-        self.switch_cli(["interface ethernet 1/2", "mtu 1500 force", "exit"])  # switch port MTU (saved)
-        self.switch_cli(["interface ethernet 1/17", "dcb priority-flow-control mode on force", "exit",
-                         "dcb priority-flow-control priority 3 enable"])  # PFC on a port, a lossless priority
-        api.swap_cables(lab.site, ("dgx03", "data0"), ("stor02", "data0"))  # two cables swapped
-        lab.ssh("stor03", "sysctl -w net.ipv4.tcp_mtu_probing=0 && rm /etc/sysctl.d/90-racfg.conf")
-        lab.ssh("dgx02", "systemctl stop chrony")
-        lab.ssh("stor01", "dpkg -r --force-depends ibverbs-utils >/dev/null")  # a package the roles install
-        # a drive pulled: the lab's drive is a bind-mounted block device; unmounting it leaves an empty
-        # placeholder, so the host no longer has that block device
-        lab.ssh("stor02", "umount /dev/nvme1n1")
-        self.switch_cli(["interface ethernet 1/30", "shutdown", "exit"], save=False)  # changed, not saved
-        wait_for("LLDP to see the swapped cables", lambda: self.lldp_is({"1/3": "stor02", "1/18": "dgx03"}))
+        """Every fault of ``FAULTS`` at once, the same for validate and drift."""
+        for fault in FAULTS:
+            fault.plant(self)
 
     def repair_by_hand(self) -> None:
-        """What deploy cannot do: cables back, the drive re-inserted (a power cycle of the lab host binds
-        its drives again), the unmanaged port as it was. Deploy does the rest."""
-        from racfg.lab import api
+        """What deploy cannot do (cables back, the drive re-inserted, the unmanaged port as it was, the
+        downgraded package upgraded again); a deploy does the rest."""
+        for fault in FAULTS:
+            if fault.by_hand is not None:
+                fault.by_hand(self)
 
-        api.unswap_cables(self.lab.site, ("dgx03", "data0"), ("stor02", "data0"))
-        api.stop_host(self.lab.site, "stor02")
-        api.start_host(self.lab.site, "stor02")
-        self.switch_cli(["interface ethernet 1/30", "no shutdown", "exit"])
+    def sysctl_file(self, host: str) -> str:
+        return self.lab.ssh(host, f"cat {SYSCTL_FILE}").stdout
 
     def fingerprint(self) -> dict[str, str]:
         """What a read-only command must leave exactly as it was: switch config and host state."""
@@ -135,3 +125,154 @@ class DeployedSite:
 
 def by_status(report: dict, status: str) -> set[str]:
     return {r["check"] for r in report["results"] if r["status"] == status}
+
+
+# --- the faults an operator makes ------------------------------------------------------------------
+# One table for the acceptance suites: the drift suite plants each on its own and all together, the
+# validate suite all together. ``repair`` is the exact inverse by hand (cheaper than a deploy per fault);
+# ``by_hand`` is the part of it `racfg deploy` cannot do (None: deploy repairs the fault).
+
+SYSCTL_FILE = "/etc/sysctl.d/90-racfg.conf"
+OLDER_LIBEVENT = "2.1.12-stable-8"  # the bookworm release; the lab repository holds it beside bookworm-security's
+CURRENT_LIBEVENT = "2.1.12-stable-8+deb12u1"
+
+
+@dataclass(frozen=True)
+class Fault:
+    """A fault: how to plant and undo it, and what drift must report for it alone (and nothing else).
+
+    ``drift`` is the set of (target, layer) that drift reports failing; ``environment`` the environment
+    checks among them, each named exactly; ``errors`` the (target, layer) drift could not read because of
+    the fault (a role that refuses to plan a host whose declared drive is missing).
+    """
+
+    name: str
+    plant: Callable[[DeployedSite], None]
+    repair: Callable[[DeployedSite], None]
+    drift: frozenset[tuple[str, str]]
+    environment: frozenset[str] = frozenset()
+    by_hand: Callable[[DeployedSite], None] | None = None
+    errors: frozenset[tuple[str, str]] = frozenset()
+
+
+def _layers(*pairs: tuple[str, str]) -> frozenset[tuple[str, str]]:
+    return frozenset(pairs)
+
+
+def _all_layers(target: str) -> frozenset[tuple[str, str]]:
+    return _layers((target, "config"), (target, "state"), (target, "environment"))
+
+
+_PFC_ON = ["interface ethernet 1/17", "dcb priority-flow-control mode on force", "exit",
+           "dcb priority-flow-control priority 3 enable"]
+_PFC_OFF = ["interface ethernet 1/17", "no dcb priority-flow-control mode force", "exit",
+            "no dcb priority-flow-control priority 3 enable"]
+_SWAPPED = (("dgx03", "data0"), ("stor02", "data0"))
+
+
+def _swap(site: DeployedSite) -> None:
+    from racfg.lab import api
+
+    api.swap_cables(site.lab.site, *_SWAPPED)
+    wait_for("LLDP to see the swapped cables", lambda: site.lldp_is({"1/3": "stor02", "1/18": "dgx03"}))
+
+
+def _unswap(site: DeployedSite) -> None:
+    from racfg.lab import api
+
+    api.unswap_cables(site.lab.site, *_SWAPPED)
+    wait_for("LLDP to see the cables back", lambda: site.lldp_is({"1/3": "dgx03", "1/18": "stor02"}))
+
+
+_SYSCTL_KEY = "net.ipv4.tcp_mtu_probing"
+
+
+def _remove_sysctl(site: DeployedSite) -> None:
+    site.saved_sysctl = site.sysctl_file("stor03")
+    site.lab.ssh("stor03", f"sysctl -w {_SYSCTL_KEY}=0 >/dev/null && rm {SYSCTL_FILE}")
+
+
+def _restore_sysctl(site: DeployedSite) -> None:
+    """The file back and the one key set live again (``sysctl -p`` of the whole file fails in the lab: a
+    container may not set some of its keys, e.g. net.core.rmem_max)."""
+    value = next(line.split("=", 1)[1].strip() for line in site.saved_sysctl.splitlines()
+                 if line.split("=", 1)[0].strip() == _SYSCTL_KEY)
+    site.lab.ssh("stor03", f"printf %s {shlex.quote(site.saved_sysctl)} > {SYSCTL_FILE} && "
+                           f"sysctl -q -w {_SYSCTL_KEY}={shlex.quote(value)}")
+
+
+def _change_packages(site: DeployedSite) -> None:
+    site.lab.ssh("stor01", "dpkg -r --force-depends ibverbs-utils >/dev/null")  # a package the roles install
+    site.lab.ssh("dgx03", f"apt-get install -y -q --allow-downgrades libevent-2.1-7={OLDER_LIBEVENT} >/dev/null",
+                 timeout=180)  # lldpd's library, to the older version of the lab repository
+
+
+def _restore_packages(site: DeployedSite) -> None:
+    site.lab.ssh("stor01", "apt-get install -y -q --no-install-recommends ibverbs-utils >/dev/null", timeout=180)
+    _upgrade_libevent(site)
+
+
+def _upgrade_libevent(site: DeployedSite) -> None:
+    site.lab.ssh("dgx03", f"apt-get install -y -q libevent-2.1-7={CURRENT_LIBEVENT} >/dev/null", timeout=180)
+
+
+def _pull_drive(site: DeployedSite) -> None:
+    # the lab's drive is a bind-mounted block device; unmounting it leaves an empty placeholder, so the
+    # host no longer has that block device
+    site.lab.ssh("stor02", "umount /dev/nvme1n1")
+
+
+def _reinsert_drive(site: DeployedSite) -> None:
+    """A power cycle of the lab host binds its drives again."""
+    from racfg.lab import api
+
+    api.stop_host(site.lab.site, "stor02")
+    api.start_host(site.lab.site, "stor02")
+    site.settled(["stor02"])
+
+
+def _restore_port30(site: DeployedSite) -> None:
+    """The unmanaged port up again, and saved (the saved config is then the deployed one again)."""
+    site.switch_cli(["interface ethernet 1/30", "no shutdown", "exit"])
+
+
+def _start_chrony(site: DeployedSite) -> None:
+    site.lab.ssh("dgx02", "systemctl start chrony")
+    site.settled(["dgx02"])
+
+
+FAULTS: tuple[Fault, ...] = (
+    Fault("host NIC MTU",
+          lambda s: s.lab.ssh("dgx01", "ip link set data0 mtu 1500"),
+          lambda s: s.lab.ssh("dgx01", "ip link set data0 mtu 9000"),
+          _all_layers("dgx01"), frozenset({"dgx01/environment/nics/data0/mtu"})),
+    Fault("switch port MTU (saved)",
+          lambda s: s.switch_cli(["interface ethernet 1/2", "mtu 1500 force", "exit"]),
+          lambda s: s.switch_cli(["interface ethernet 1/2", "mtu 9000 force", "exit"]),
+          _all_layers("sw1") | {("dgx02", "state")},  # jumbo frames through sw1 1/2
+          frozenset({"sw1/environment/ports/1/2/mtu"})),
+    Fault("PFC on a port, a lossless priority",
+          lambda s: s.switch_cli(_PFC_ON), lambda s: s.switch_cli(_PFC_OFF),
+          _all_layers("sw1"), frozenset({"sw1/environment/pfc/ports/1/17", "sw1/environment/pfc/lossless_priorities"})),
+    Fault("two cables swapped", _swap, _unswap,
+          _layers(("dgx03", "state"), ("stor02", "state"), ("sw1", "state")), by_hand=_unswap),
+    Fault("a sysctl changed live and its file removed", _remove_sysctl, _restore_sysctl,
+          _layers(("stor03", "config"), ("stor03", "state"))),
+    Fault("a package removed, another downgraded", _change_packages, _restore_packages,
+          _all_layers("stor01") | {("dgx03", "environment")},
+          frozenset({"stor01/environment/packages/ibverbs-utils", "dgx03/environment/packages/libevent-2.1-7"}),
+          by_hand=_upgrade_libevent),  # the roles install what is missing; a downgraded package is present
+    Fault("a drive pulled", _pull_drive, _reinsert_drive,
+          _layers(("stor02", "state"), ("stor02", "environment")),
+          frozenset({"stor02/environment/drives//dev/nvme1n1"}), by_hand=_reinsert_drive,
+          errors=_layers(("stor02", "config"))),  # nvme_storage: "Check each free drive exists as a block device"
+    Fault("chrony stopped",
+          lambda s: s.lab.ssh("dgx02", "systemctl stop chrony"), _start_chrony,
+          _layers(("dgx02", "config"), ("dgx02", "state"))),
+    Fault("switch config changed, not saved",
+          lambda s: s.switch_cli(["interface ethernet 1/30", "shutdown", "exit"], save=False),
+          _restore_port30,
+          _layers(("sw1", "state"), ("sw1", "environment")),
+          frozenset({"sw1/environment/ports/1/30/admin_up"}),
+          by_hand=_restore_port30),
+)

@@ -153,7 +153,8 @@ def environment_layer(cluster: Cluster, options: DriftOptions, overrides: Connec
         results.append(Result(
             c.target, f"{c.target}/environment/{c.key}", "environment", Status.FAIL, f"{c.sentence()} {since}",
             expected=c.before, actual=c.after,
-            fix=f"racfg drift {cluster.display} --accept (if intended), else {_deploy_fix(cluster, c.target)}",
+            fix=f"racfg drift {cluster.display} --accept (if intended), else "
+                f"{c.by_hand() or _deploy_fix(cluster, c.target)}",
             data={"sign": c.sign}))
     changed = {c.target for c in changes}
     for target in [*(h.name for h in cluster.hosts), *cluster.switches]:

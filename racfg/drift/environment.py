@@ -27,8 +27,15 @@ class Change:
     def sentence(self) -> str:
         before = "(none)" if self.before is None else self.before
         after = "(removed)" if self.after is None else self.after
-        note = f" ({self.note})" if self.note else ""
+        note = f" ({self.note})" if self.note and f"({self.note})" != after else ""  # not "(removed) (removed)"
         return f"{self.target}: {self.subject} {before} -> {after}{note}"
+
+    def by_hand(self) -> str | None:
+        """The repair when `racfg deploy` would not make one: the roles install what is missing but leave an
+        installed package at whatever version it has, so an up- or downgrade is put back by hand."""
+        if self.key.startswith("packages/") and self.sign == "~":
+            return f"on {self.target}: apt-get install {self.key.split('/', 1)[1]}={self.before}"
+        return None
 
 
 # --- Debian version ordering (dpkg --compare-versions), to say upgraded or downgraded --------------

@@ -33,9 +33,14 @@ from racfg.paths import lab_root
 # are in the image already (DESIGN.md's list); the rest must come from here.
 PACKAGES = ("rdma-core", "ibverbs-utils", "infiniband-diags", "perftest", "nvme-cli", "fio", "iperf3", "chrony",
             "lldpd", "sshfs")
+# Real older versions kept beside the current ones, so an operator's downgrade (``apt-get install
+# pkg=<older>``) can be made in the lab as on a site with an apt mirror. Each is a version this machine's
+# apt still lists (the bookworm release, superseded by bookworm-security): libevent-2.1-7 is installed with
+# lldpd, which the common role installs.
+OLDER_VERSIONS = {"libevent-2.1-7": "2.1.12-stable-8"}
 MOUNT_POINT = "/srv/racfg-repo"
 SOURCES_LINE = f"deb [trusted=yes] file:{MOUNT_POINT} ./\n"
-RECIPE_VERSION = 1
+RECIPE_VERSION = 2
 
 
 def repos_dir() -> Path:
@@ -48,7 +53,8 @@ def repo_dir(key: str) -> Path:
 
 def _key(image_root: Path) -> str:
     status = (image_root / "var/lib/dpkg/status").read_bytes()
-    recipe = {"packages": sorted(PACKAGES), "recipe": RECIPE_VERSION, "status": hashlib.sha256(status).hexdigest()}
+    recipe = {"packages": sorted(PACKAGES), "older": OLDER_VERSIONS, "recipe": RECIPE_VERSION,
+              "status": hashlib.sha256(status).hexdigest()}
     return hashlib.sha256(json.dumps(recipe, sort_keys=True).encode()).hexdigest()[:16]
 
 
@@ -99,6 +105,10 @@ def _stage(target: Path, key: str, image_root: Path) -> tuple[Path, float]:
         proc = run(["apt-get", "install", "-y", "-q", *apt_opts, *PACKAGES], timeout=600)
     elif proc.returncode != 0:
         run(["apt-get", "install", "-y", "-q", *apt_opts, *PACKAGES], timeout=600)
+    # the older versions beside them (the image lacks these packages, so apt fetches exactly the pinned deb)
+    older = [f"{name}={version}" for name, version in sorted(OLDER_VERSIONS.items())]
+    if older:
+        run(["apt-get", "install", "-y", "-q", "--allow-downgrades", *apt_opts, *older], timeout=600)
     shutil.rmtree(tmp / "partial", ignore_errors=True)
     (tmp / "lock").unlink(missing_ok=True)
     debs = sorted(tmp.glob("*.deb"))

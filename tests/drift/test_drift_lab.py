@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 
 import pytest
-from sitelab import INVENTORY
+from sitelab import CURRENT_LIBEVENT, FAULTS, INVENTORY, OLDER_LIBEVENT, Fault
 
 from racfg.locking import site_lock
 
@@ -29,41 +29,68 @@ def test_clean_lab_has_no_drift(deployed_site):
     assert "Plan: no drift." in proc.stdout
 
 
-def test_faults_are_named_in_their_layers_and_deploy_clears_them(deployed_site):
+def errored(report: dict) -> set[tuple[str, str]]:
+    return {(r["target"], r["category"]) for r in report["results"] if r["status"] == "error"}
+
+
+def failing(report: dict) -> dict[str, dict]:
+    return {r["check"]: r for r in report["results"] if r["status"] == "fail"}
+
+
+@pytest.mark.parametrize("fault", FAULTS, ids=[f.name for f in FAULTS])
+def test_each_fault_alone_is_named_in_its_layers_and_nothing_else(deployed_site, fault: Fault):
+    """One fault planted on the clean, deployed lab: drift names it in the right layers with what was
+    expected and what is, and reports nothing else. Repaired by hand (its exact inverse) afterwards, so the
+    next fault starts from a clean lab again (which its own "nothing else" assertion proves)."""
+    fault.plant(deployed_site)
+    try:
+        code, report = deployed_site.drift()
+    finally:
+        fault.repair(deployed_site)
+    assert code == 1
+    got = layers(report)
+    assert got == fault.drift, f"unexpected: {sorted(got - fault.drift)}; missing: {sorted(fault.drift - got)}"
+    assert env_checks(report) == fault.environment
+    drifted = failing(report)
+    for check in fault.environment:
+        change = drifted[check]
+        assert change["expected"] != change["actual"] and " -> " in change["message"], change
+        assert "since" in change["message"] and change["fix"], change
+    assert all(r["fix"] for r in drifted.values())
+    assert all(r["actual"] == "would change" for r in drifted.values() if r["category"] == "config")
+    assert errored(report) == fault.errors
+
+
+def test_faults_are_named_in_their_layers_and_deploy_clears_them(deployed_site, tmp_path):
+    """All faults at once: the union of what each names alone, drift changes nothing, and after the
+    by-hand part of the repair `racfg deploy` makes drift clean again."""
     site = deployed_site
     site.plant_faults()
 
     before = site.fingerprint()
-    code, report = site.drift()
+    code, report = site.drift("--output", str(tmp_path))  # the plan as a person reads it: plan.txt
     assert site.fingerprint() == before, "drift changed something"
     assert code == 1
-    expected = {
-        ("dgx01", "config"), ("dgx01", "state"), ("dgx01", "environment"),  # NIC MTU
-        ("sw1", "config"), ("sw1", "state"), ("sw1", "environment"),  # port MTU, PFC, unsaved change
-        ("dgx02", "state"),  # jumbo through sw1 1/2
-        ("dgx03", "state"), ("stor02", "state"),  # swapped cables (LLDP)
-        ("stor03", "config"), ("stor03", "state"),  # sysctl
-        ("stor01", "config"), ("stor01", "state"), ("stor01", "environment"),  # package removed
-        ("stor02", "environment"),  # drive pulled (and state, above)
-        ("dgx02", "config"),  # chrony stopped (and state, above)
-    }
+    expected = set().union(*(f.drift for f in FAULTS))
     got = layers(report)
-    assert got - {("stor02", "config")} == expected, (sorted(got - expected), sorted(expected - got))
-    env = env_checks(report)
-    assert {"dgx01/environment/nics/data0/mtu", "sw1/environment/ports/1/2/mtu",
-            "sw1/environment/pfc/ports/1/17", "sw1/environment/pfc/lossless_priorities",
-            "sw1/environment/ports/1/30/admin_up", "stor01/environment/packages/ibverbs-utils",
-            "stor02/environment/drives//dev/nvme1n1"} == env
+    assert got == expected, (sorted(got - expected), sorted(expected - got))
+    assert env_checks(report) == set().union(*(f.environment for f in FAULTS))
+    assert errored(report) == set().union(*(f.errors for f in FAULTS))
     by_id = {r["check"]: r for r in report["results"]}
     removed = by_id["stor01/environment/packages/ibverbs-utils"]
     assert removed["actual"] is None and "-> (removed)" in removed["message"] and "since" in removed["message"]
+    downgraded = by_id["dgx03/environment/packages/libevent-2.1-7"]
+    assert (downgraded["expected"], downgraded["actual"]) == (CURRENT_LIBEVENT, OLDER_LIBEVENT)
+    assert downgraded["message"].startswith(
+        f"dgx03: package libevent-2.1-7 {CURRENT_LIBEVENT} -> {OLDER_LIBEVENT} (downgraded) since")
+    assert downgraded["fix"].endswith(f"on dgx03: apt-get install libevent-2.1-7={CURRENT_LIBEVENT}")  # not deploy
     assert by_id["dgx01/environment/nics/data0/mtu"]["message"].startswith("dgx01: NIC data0 MTU 9000 -> 1500")
     assert "sw1/state/switches/config_saved" in {r["check"] for r in report["results"] if r["status"] == "fail"}
     assert all(r["fix"] for r in report["results"] if r["status"] == "fail")
-    plan = site.racfg("drift", str(INVENTORY)).stdout
+    plan = (tmp_path / "plan.txt").read_text()
     assert "~ [environment] dgx01: NIC data0 MTU 9000 -> 1500" in plan
-    assert "- [environment] stor01: package ibverbs-utils 44.0-2 -> (removed)" in plan or \
-        "- [environment] stor01: package ibverbs-utils" in plan
+    assert "- [environment] stor01: package ibverbs-utils 44.0-2 -> (removed)" in plan
+    assert f"~ [environment] dgx03: package libevent-2.1-7 {CURRENT_LIBEVENT} -> {OLDER_LIBEVENT}" in plan
     assert "hosts and 1 switch drifted:" in plan
 
     site.repair_by_hand()

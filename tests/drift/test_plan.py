@@ -19,7 +19,7 @@ def drift_report() -> Report:
                "network/mtu[data0]: Expected: 9000 Actual: 1500", "9000", "1500",
                "racfg deploy site.yaml --limit dgx01 --tags fabric", data={"sign": "~"}),
         Result("stor01", "stor01/environment/packages/ibverbs-utils", "environment", Status.FAIL,
-               "stor01: package ibverbs-utils 44.0-2 -> (removed) (removed) since 2026-11-20 14:02 (deploy x)",
+               "stor01: package ibverbs-utils 44.0-2 -> (removed) since 2026-11-20 14:02 (deploy x)",
                "44.0-2", None, "racfg drift site.yaml --accept (if intended), else racfg deploy site.yaml "
                "--limit stor01", data={"sign": "-"}),
         Result("sw1", "sw1/environment/ports/1/2/mtu", "environment", Status.FAIL, "sw1: port 1/2 MTU 9000 -> 1500",

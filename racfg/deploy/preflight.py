@@ -6,8 +6,6 @@ checks catch what can be known on the controller before the first task runs.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from racfg.connection import NO_OVERRIDES, ConnectionOverrides
 from racfg.errors import UsageError
 from racfg.hostfacts.errors import ParseError
@@ -17,11 +15,6 @@ from racfg.inventory import Cluster
 # A URL is read by each host (the ofed role downloads a .tgz or uses an apt repository there);
 # anything else is a path on this machine, the controller, which the role copies to the hosts.
 UNSUPPORTED_PREFIXES = ("ftp://", "file://")
-
-
-def ofed_source_on_controller(cluster: Cluster) -> Path | None:
-    """Where preflight and the role read the mlnx flavor's source on this machine (see Cluster)."""
-    return cluster.ofed_source_on_controller()
 
 
 def ofed_source_problem(cluster: Cluster) -> str | None:
@@ -35,7 +28,7 @@ def ofed_source_problem(cluster: Cluster) -> str | None:
     where = cluster.where(("software", "ofed", "source"))
     if ofed.source.startswith(UNSUPPORTED_PREFIXES):
         return f"{where}: MLNX_OFED source {ofed.source}: give an http(s) URL (read by the hosts) or a path here"
-    source = ofed_source_on_controller(cluster)
+    source = cluster.ofed_source_on_controller()
     if source is None:  # a URL: only its name can be read here (MLNX_OFED_LINUX-<release>-...tgz)
         release = release_from_name(ofed.source)
     elif not source.exists():

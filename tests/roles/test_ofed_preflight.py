@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from racfg.deploy.preflight import ofed_source_on_controller, ofed_source_problem
+from racfg.deploy.preflight import ofed_source_problem
 from racfg.inventory import load_cluster
 
 REPO = Path(__file__).resolve().parents[2]
@@ -34,7 +34,7 @@ def distribution(parent: Path, name: str) -> Path:
 def test_a_directory_of_the_pinned_release_passes_and_is_read_on_the_controller(tmp_path):
     distribution(tmp_path, PINNED)
     cluster = load_cluster(site_with_source(tmp_path, PINNED))  # relative: to the inventory file
-    assert ofed_source_on_controller(cluster) == tmp_path / PINNED
+    assert cluster.ofed_source_on_controller() == tmp_path / PINNED
     assert ofed_source_problem(cluster) is None
 
 
@@ -61,7 +61,7 @@ def test_a_missing_path_says_it_is_read_on_the_controller(tmp_path):
 @pytest.mark.parametrize("url", [f"https://mirror.example/{PINNED}.tgz", "http://mirror.example/mlnx-ofed/"])
 def test_an_http_url_is_left_to_the_hosts(tmp_path, url):
     cluster = load_cluster(site_with_source(tmp_path, url))
-    assert ofed_source_on_controller(cluster) is None
+    assert cluster.ofed_source_on_controller() is None
     assert ofed_source_problem(cluster) is None  # the role checks it on the host, before installing
 
 

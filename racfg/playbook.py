@@ -86,6 +86,8 @@ class PlaybookTracker:
         self.play = ""
         self.task = ""
         self.diffs: list[Diff] = []
+        # each host's baseline document, as playbooks/facts.yml's racfg_host_facts task returned it
+        self.host_facts: dict[str, dict[str, Any]] = {}
         self.stats_seen = False
         self.on_line = on_line
         self.verbose = verbose
@@ -143,6 +145,8 @@ class PlaybookTracker:
                 self._say(f"    {res.get('msg') or res.get('stdout')}")
             for reason in skip_reasons(res):
                 progress.skips.append({"role": str(data.get("role") or ""), "reason": reason})
+            if isinstance(res.get("racfg_host_facts"), dict):
+                self.host_facts[name] = res["racfg_host_facts"]
         elif kind == "runner_on_skipped":
             progress.skipped += 1
         elif kind == "runner_on_failed":
@@ -303,7 +307,7 @@ class Playbook:
             "PATH": f"{venv_bin}:{os.environ.get('PATH', '/usr/bin:/bin')}",
             "ANSIBLE_CONFIG": str(ansible_root() / "ansible.cfg"),
             "ANSIBLE_ROLES_PATH": str(roles_dir()),
-            "ANSIBLE_LIBRARY": str(roles_dir() / "switch" / "library"),
+            "ANSIBLE_LIBRARY": os.pathsep.join(str(roles_dir() / role / "library") for role in ("switch", "common")),
             "ANSIBLE_LOCAL_TEMP": str(self.record_dir / "tmp"),
             "ANSIBLE_NOCOLOR": "1",
             "ANSIBLE_HOST_KEY_CHECKING": os.environ.get("ANSIBLE_HOST_KEY_CHECKING", "True"),

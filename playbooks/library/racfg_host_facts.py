@@ -90,12 +90,16 @@ def gpu() -> dict | None:
 
 def main() -> None:
     module = AnsibleModule(argument_spec={"nics": {"type": "list", "elements": "str", "default": []},
-                                          "drives": {"type": "list", "elements": "str", "default": []}},
+                                          "drives": {"type": "list", "elements": "str", "default": []},
+                                          "identity": {"type": "dict", "default": {}}},
                            supports_check_mode=True)
     rc, text = run(["ip", "-j", "addr", "show"])
     links = {link["ifname"]: link for link in json.loads(text)} if rc == 0 and text.strip() else {}
     rc, ofed = run(["ofed_info", "-s"])
+    # identity: what Ansible's own facts already know (host, kernel, OS), returned with the rest so
+    # that racfg takes one document per host from this result (no write-out task per host)
     module.exit_json(changed=False, racfg_host_facts={
+        **module.params["identity"],
         "packages": packages(),
         "ofed": ofed.strip().rstrip(":") if rc == 0 and ofed.strip() else None,
         "nics": {n: nic(n, links) for n in module.params["nics"]},

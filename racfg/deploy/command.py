@@ -104,8 +104,7 @@ def run_deploy(cluster: Cluster, options: DeployOptions, title: str = "deploy",
         # site.yml records the hosts' baseline facts in its last play, from the facts its first play
         # gathered (one run, one facts gathering): no second playbook run per deploy.
         staging = staging_dir(cluster.name) if wants_baseline and options.playbook == "site.yml" else None
-        baseline_vars = ({"racfg_record_baseline": True, "racfg_baseline_dir": str(staging / "hosts")}
-                         if staging is not None else {})
+        baseline_vars = {"racfg_record_baseline": True} if staging is not None else {}
         with _switch_secrets(cluster, in_scope, overrides) as secrets:
             run = Playbook(
                 playbook=options.playbook,
@@ -129,6 +128,8 @@ def run_deploy(cluster: Cluster, options: DeployOptions, title: str = "deploy",
         hosts = [h.as_dict() for h in sorted(tracker.hosts.values(), key=lambda h: h.name)]
         outcome = DeployOutcome(record, hosts, _exit_code(tracker, interrupted), interrupted,
                                 diffs=[{"host": d.host, "task": d.task, "diff": d.text} for d in tracker.diffs])
+        if staging is not None:
+            write_host_facts(staging, tracker.host_facts)
         if outcome.exit_code == ExitCode.OK and wants_baseline:
             outcome.baseline, outcome.baseline_error = record_baseline(cluster, run, record, overrides, stop,
                                                                        staging=staging)
@@ -212,16 +213,24 @@ def collect_facts(cluster: Cluster, inventory: Path, connection_inventory: Path 
     staging = staging_dir(cluster.name)
     facts_run = Playbook(playbook="facts.yml", inventory=inventory, record_dir=record_dir,
                             selection=Selection(forks=forks),
-                            extravars={"racfg_baseline_dir": str(staging / "hosts")},
                             connection_inventory=connection_inventory)
     tracker = PlaybookTracker()
     if facts_run.run(tracker, stop or threading.Event()):
         return None, "interrupted"
+    write_host_facts(staging, tracker.host_facts)
     if tracker.totals["failed"] or tracker.totals["unreachable"] or not tracker.stats_seen:
         problems = [f"{h.name}: {p}" for h in tracker.hosts.values() for p in h.problems]
         return None, "host facts could not be read (" + ("; ".join(problems[:3]) or "facts run failed") + ")"
     error = _add_switch_facts(cluster, staging, overrides)
     return (None, error) if error else (staging, None)
+
+
+def write_host_facts(staging: Path, facts: dict[str, dict[str, Any]]) -> None:
+    """One JSON document per host in the staging directory, as the baseline keeps them."""
+    for host, document in facts.items():
+        path = staging / "hosts" / f"{host}.json"
+        path.write_text(json.dumps(document, indent=4, sort_keys=True) + "\n")
+        path.chmod(0o600)
 
 
 def _missing_host_facts(cluster: Cluster, staging: Path) -> str | None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from racfg.playbook import PlaybookTracker
 
 
@@ -69,7 +71,6 @@ def test_a_real_playbook_run_records_every_event_and_keeps_no_fact_files(tmp_pat
     """One ansible-runner invocation on the controller itself (local connection, no lab): the
     tracker sees the play through to its recap, the record keeps every event, and the facts stay
     in Ansible's memory cache as in a plain ansible-playbook run (no per-host JSON files)."""
-    import json
     import threading
 
     from racfg.playbook import Playbook, Selection
@@ -91,3 +92,20 @@ def test_a_real_playbook_run_records_every_event_and_keeps_no_fact_files(tmp_pat
     kinds = {e["event"] for e in events}
     assert {"playbook_on_start", "runner_on_start", "runner_on_ok", "playbook_on_stats"} <= kinds
     assert not list((record / "artifacts" / "ansible").glob("fact_cache*"))
+
+
+def test_host_facts_come_from_the_facts_task_result(tmp_path):
+    """The baseline takes each host's document from racfg_host_facts's result (no write-out task)."""
+    from racfg.deploy.command import write_host_facts
+
+    t = PlaybookTracker()
+    facts = {"host": "dgx01", "kernel": "6.1.0", "os": "Debian 12", "packages": {"chrony": "4.3"}}
+    t.handle(ev("runner_on_ok", host="dgx01", task="Read the host's packages", res={"changed": False,
+                                                                                   "racfg_host_facts": facts}))
+    t.handle(ev("runner_on_ok", host="dgx02", task="other", res={"changed": False, "racfg_host_facts": "not a dict"}))
+    assert t.host_facts == {"dgx01": facts}
+    (tmp_path / "hosts").mkdir()
+    write_host_facts(tmp_path, t.host_facts)
+    written = tmp_path / "hosts" / "dgx01.json"
+    assert json.loads(written.read_text()) == facts
+    assert written.stat().st_mode & 0o777 == 0o600

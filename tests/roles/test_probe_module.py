@@ -1,0 +1,85 @@
+"""roles/common/library/racfg_probe.py: what it calls different, and that it errs towards "differs".
+
+The roles skip their tasks when the probe finds nothing different, so a check that wrongly says
+"same" would hide a change from deploy and drift: each row is one way a host can differ.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+_spec = importlib.util.spec_from_file_location("racfg_probe", ROOT / "roles/common/library/racfg_probe.py")
+racfg_probe = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(racfg_probe)
+
+
+@pytest.fixture
+def host(tmp_path: Path) -> Path:
+    (tmp_path / "etc").mkdir()
+    conf = tmp_path / "etc" / "app.conf"
+    conf.write_text("a = 1\n")
+    conf.chmod(0o644)
+    (tmp_path / "etc" / "hosts").write_text("127.0.0.1 localhost\n# BEGIN m\n10.0.0.1 a\n# END m\n")
+    (tmp_path / "sched").write_text("[none] mq-deadline kyber\n")
+    return tmp_path
+
+
+def _file(host: Path, **over: object) -> dict:
+    return {"path": str(host / "etc" / "app.conf"), "content": "a = 1\n", "mode": "0644",
+            "owner": None, "group": None, **over}
+
+
+@pytest.mark.parametrize(("label", "change", "spec", "expected"), [
+    ("same content and mode", None, {}, []),
+    ("content differs", lambda h: (h / "etc/app.conf").write_text("a = 2\n"), {}, ["content"]),
+    ("trailing newline differs", lambda h: (h / "etc/app.conf").write_text("a = 1"), {}, ["content"]),
+    ("mode differs", lambda h: (h / "etc/app.conf").chmod(0o600), {}, ["mode 0o600 (wanted 0644)"]),
+    ("missing", lambda h: (h / "etc/app.conf").unlink(), {}, ["missing"]),
+    ("owner differs", None, {"owner": "nobody-racfg-test"}, ["owner"]),
+])
+def test_file_differs(host: Path, label: str, change, spec: dict, expected: list[str]) -> None:
+    if change is not None:
+        change(host)
+    found = racfg_probe.file_differs(_file(host, **spec))
+    assert len(found) == len(expected), (label, found)
+    for line, part in zip(found, expected, strict=True):
+        assert part in line, (label, line)
+
+
+def test_managed_block_and_absent_lines(host: Path) -> None:
+    hosts = str(host / "etc" / "hosts")
+    assert racfg_probe.contains_differs({"path": hosts, "lines": ["# BEGIN m", "10.0.0.1 a", "# END m"]}) == []
+    assert racfg_probe.contains_differs({"path": hosts, "lines": ["# BEGIN m", "10.0.0.2 a", "# END m"]})
+    assert racfg_probe.contains_differs({"path": str(host / "nope"), "lines": ["x"]})
+    assert racfg_probe.absent_line_differs({"path": hosts, "regexp": r"^127\.0\.1\.1\s"}) == []
+    assert racfg_probe.absent_line_differs({"path": hosts, "regexp": r"^127\.0\.0\.1\s"})
+
+
+def test_values_by_value_and_by_regexp(host: Path) -> None:
+    glob = str(host / "sched")
+    assert racfg_probe.values_differ({"glob": glob, "regexp": r"\[none\]"}) == []
+    assert racfg_probe.values_differ({"glob": glob, "regexp": r"\[mq-deadline\]"})
+    assert racfg_probe.values_differ({"glob": glob, "value": "none"})  # the whole line is compared
+    assert racfg_probe.values_differ({"glob": str(host / "no-such-*"), "value": "x"}) == []  # nothing matched
+
+
+def test_directories_commands_and_only_if(host: Path) -> None:
+    mode = oct(os.stat(host / "etc").st_mode & 0o7777)[2:]
+    assert racfg_probe.directory_differs({"path": str(host / "etc"), "mode": mode}) == []
+    assert racfg_probe.directory_differs({"path": str(host / "etc"), "mode": "0700" if mode != "700" else "0755"})
+    assert racfg_probe.directory_differs({"path": str(host / "nope")}) == [f"directory {host / 'nope'} missing"]
+    assert racfg_probe.command_differs({"argv": [sys.executable, "-c", "pass"], "why": "ok"}) == []
+    assert racfg_probe.command_differs({"argv": [sys.executable, "-c", "raise SystemExit(3)"],
+                                        "why": "clock not synchronised"}) == ["clock not synchronised (exit 3)"]
+    assert racfg_probe.command_differs({"argv": ["/no/such/tool"], "why": "absent tool"})  # cannot run: differs
+    assert racfg_probe.applies({}) is True
+    assert racfg_probe.applies({"only_if": {"exists": str(host / "nope")}}) is False
+    assert racfg_probe.applies({"only_if": {"exists": str(host / "etc")}}) is True
+    has_bit = racfg_probe.bounding_capabilities() >> 25 & 1
+    assert racfg_probe.applies({"only_if": {"lacks_capability": 25}}) is (not has_bit)

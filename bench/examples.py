@@ -8,7 +8,7 @@ validate's and smoke's totals, the lab's peak memory (drop of MemAvailable from 
 sampled every second) and the load average, since the machine is shared.
 
 Targets on this 2-core machine: first demo < 4 min, re-run < 3 min, lab memory < 2 GiB for the
-largest. Run as root:  .venv/bin/python bench/examples.py [--no-smoke] [lab ra-ethernet ra-infiniband ra-arista]
+largest. Run as root:  .venv/bin/python bench/examples.py [--no-smoke | --smoke-runs N] [lab ra-ethernet ...]
 Exit status 1 when a run fails, something is left behind or a target is missed.
 """
 
@@ -106,8 +106,10 @@ class ExampleRun:
 
 
 def racfg(*args: str, env: dict[str, str] | None = None, log: Path) -> Step:
+    """One racfg command of this checkout (``python -m racfg`` from the repository root, so a git
+    worktree measures its own code, not the package the venv was installed from)."""
     started = time.monotonic()
-    result = subprocess.run([str(REPO / ".venv" / "bin" / "racfg"), *args], capture_output=True, text=True,
+    result = subprocess.run([sys.executable, "-m", "racfg", *args], capture_output=True, text=True,
                             cwd=REPO, env=env, timeout=1800)
     seconds = time.monotonic() - started
     log.write_text(result.stdout + "\n--- stderr\n" + result.stderr)
@@ -131,7 +133,7 @@ def leftovers(site: str) -> list[str]:
     return left
 
 
-def run_example(name: str, logs: Path, smoke: bool) -> ExampleRun:
+def run_example(name: str, logs: Path, smoke_runs: int) -> ExampleRun:
     inventory = REPO / "inventory" / f"{name}.yaml"
     cluster = load_cluster(inventory)
     run = ExampleRun(name, len(cluster.hosts), sum(len(h.nics) for h in cluster.hosts))
@@ -145,8 +147,8 @@ def run_example(name: str, logs: Path, smoke: bool) -> ExampleRun:
             exported = {**env, **{s.spec.credentials.password_env: switch_password(cluster.name, n)
                                   for n, s in cluster.switches.items() if s.spec.credentials.password_env}}
             run.steps.append(racfg("validate", str(inventory), env=exported, log=logs / f"{name}-validate.log"))
-            if smoke:
-                run.steps.append(racfg("smoke", str(inventory), env=exported, log=logs / f"{name}-smoke.log"))
+            for i in range(1, smoke_runs + 1):  # more than one: do the lab's figures repeat?
+                run.steps.append(racfg("smoke", str(inventory), env=exported, log=logs / f"{name}-smoke{i}.log"))
         run.peak_memory, run.peak_pss = memory.peak, memory.peak_pss
         run.load = " ".join(Path("/proc/loadavg").read_text().split()[:3])
     finally:
@@ -156,7 +158,13 @@ def run_example(name: str, logs: Path, smoke: bool) -> ExampleRun:
 
 
 def main(argv: list[str]) -> int:
-    smoke = "--no-smoke" not in argv
+    smoke_runs = 1
+    if "--no-smoke" in argv:
+        smoke_runs = 0
+    if "--smoke-runs" in argv:
+        at = argv.index("--smoke-runs")
+        smoke_runs = int(argv[at + 1])
+        argv = argv[:at] + argv[at + 2:]
     names = [a for a in argv if a != "--no-smoke"] or EXAMPLES
     logs = REPO / ".racfg" / "bench-examples"
     logs.mkdir(parents=True, exist_ok=True)
@@ -164,14 +172,14 @@ def main(argv: list[str]) -> int:
     print(f"{'example':14} {'hosts':>5} {'cables':>6} {'demo 1':>8} {'demo 2':>8} {'validate':>9} {'smoke':>6} "
           f"{'down':>6} {'peak mem':>9} {'lab PSS':>8}  {'load avg':>14}  recaps / validate / smoke")
     for name in names:
-        run = run_example(name, logs, smoke)
-        first, second, validate, *rest = run.steps
-        smoked, down = (rest[0], rest[1]) if smoke else (None, rest[0])
+        run = run_example(name, logs, smoke_runs)
+        first, second, validate, *smokes, down = run.steps
+        smoke_time = "/".join(f"{s.seconds:.0f}s" for s in smokes) or "-"
         print(f"{name:14} {run.hosts:5} {run.cables:6} {first.seconds:7.0f}s {second.seconds:7.0f}s "
-              f"{validate.seconds:8.0f}s {f'{smoked.seconds:5.0f}s' if smoked else '     -'} {down.seconds:5.0f}s "
+              f"{validate.seconds:8.0f}s {smoke_time:>6} {down.seconds:5.0f}s "
               f"{run.peak_memory / GIB:7.2f}Gi {run.peak_pss / GIB:6.2f}Gi  {run.load:>14}  "
               f"1st {first.summary}; 2nd {second.summary}; "
-              f"validate {validate.summary}" + (f"; smoke {smoked.summary}" if smoked else ""), flush=True)
+              f"validate {validate.summary}" + "".join(f"; smoke {s.summary}" for s in smokes), flush=True)
         for step in run.steps:
             if step.code:
                 missed.append(f"{name}: {step.name} exited {step.code} (logs in {logs})")

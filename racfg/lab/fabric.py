@@ -30,6 +30,9 @@ from racfg.lab.sh import ok, run
 
 DEFAULT_SCALE_MBIT_PER_100G = 1000  # 100G declared -> 1 Gbit/s in the lab
 FRESH_SWITCH_MTU = 1500
+PORT_BUFFER_BYTES = 16 * 1024 * 1024  # a switch port's packet buffer, in bytes (see Shaper)
+QUEUE_FLOOR_MS = 50  # ... or this much of line rate on a slow link
+BURST_FLOOR = 64 * 1024  # a few jumbo frames
 
 
 def mgmt_gateway(cluster: Cluster) -> ipaddress.IPv4Interface:
@@ -121,12 +124,42 @@ def set_cable_rate(ends: CableEnds, rate_mbit: float) -> None:
     set_rate(ends.host_netns, ends.nic, rate_mbit)
 
 
+@dataclass(frozen=True)
+class Shaper:
+    """The tbf parameters of one shaped veth end: line rate, token bucket and queue.
+
+    ``burst`` is about 5 ms of line rate (never below a few jumbo frames): enough that a shaper
+    woken late on a busy 2-core machine does not lose tokens, and too little to matter against a
+    measurement (0.2% of a 3 s window, which smoke starts after a warm-up second anyway).
+
+    ``limit`` is the port's packet buffer, in bytes: a real switch's (a Spectrum SN2700 shares
+    16 MB between its ports, and one congested port can take most of it), or 50 ms of line rate
+    on a link slow enough that this is more. The lab scales rates down, not packet sizes nor TCP
+    windows, so a buffer kept in time (50 ms at 1 Gbit/s, 6 MB) would be smaller than the real
+    one in what matters to TCP: measured on this machine, 8 TCP flows into one 1 Gbit/s port
+    (smoke's incast, storage hosts sending to a client) peak at 3-7 MB of queue, and a 6 MB
+    queue dropped now and then, which the lab switch rightly counts as egress discards.
+    """
+
+    rate_bit: int
+    burst: int
+    limit: int
+
+    @classmethod
+    def for_rate(cls, rate_mbit: float) -> Shaper:
+        rate_bit = max(1, round(rate_mbit * 1_000_000))  # a rate read back from tc may be fractional Mbit/s
+        burst = max(BURST_FLOOR, rate_bit // 8 // 200)
+        limit = max(PORT_BUFFER_BYTES, rate_bit // 8 * QUEUE_FLOOR_MS // 1000) + burst
+        return cls(rate_bit, burst, limit)
+
+    def tc_args(self) -> list[str]:
+        return ["tbf", "rate", f"{self.rate_bit}bit", "burst", str(self.burst), "limit", str(self.limit)]
+
+
 def set_rate(netns: str, ifname: str, rate_mbit: float) -> None:
-    """Shape egress of one veth end with tbf."""
-    rate_bit = round(rate_mbit * 1_000_000)  # a rate read back from tc may be fractional Mbit/s
-    burst = max(64 * 1024, rate_bit // 8 // 200)  # ~5 ms of line rate, never below a few jumbo frames
-    run(["ip", "netns", "exec", netns, "tc", "qdisc", "replace", "dev", ifname, "root", "tbf",
-         "rate", f"{rate_bit}bit", "burst", str(burst), "latency", "50ms"])
+    """Shape egress of one veth end with tbf (see ``Shaper``)."""
+    run(["ip", "netns", "exec", netns, "tc", "qdisc", "replace", "dev", ifname, "root",
+         *Shaper.for_rate(rate_mbit).tc_args()])
 
 
 def read_rate_mbit(netns: str, ifname: str) -> float | None:

@@ -31,6 +31,7 @@ from racfg.smoke.judge import (
     link_result,
     outlier_results,
     reference_result,
+    step_capacity,
 )
 from racfg.smoke.metrics import metric, reference_bounds
 from racfg.smoke.plan import SmokePlan, build_plan, shape_of
@@ -164,6 +165,10 @@ def _load(run: _Run, label: str, clients: list, direction: str):
 
 
 def _links(run: _Run) -> None:
+    for link in run.plan.unreached:
+        run.results.append(Result(link.key, f"link/{link.key}", "link saturation", Status.SKIP,
+                                  f"not measured: no storage link on its subnet {link.network}; smoke loads a "
+                                  "dgx link from the storage links on its own subnet (data subnets are not routed)"))
     for link in run.plan.clients:
         for direction in ("read", "write"):
             run.tick(f"link {direction} {link.key}")
@@ -203,7 +208,8 @@ def _scaling(run: _Run) -> None:
             load, probe = reuse.load, reuse.probe
         else:
             load, probe = _load(run, f"scaling/{n}", clients, "read")
-        steps.append(StepMeasurement(n, hosts, load, _predicted(plan, hosts), probe))
+        steps.append(StepMeasurement(n, hosts, load, _predicted(plan, hosts), probe,
+                                     capacity_bits=step_capacity(plan, hosts)))
     verdict, results = judge_scaling(plan, steps)
     run.results += results
     if len(steps) > 1:

@@ -104,6 +104,7 @@ class SmokePlan:
     benchmark: Benchmark | None = None
     notes: list[str] = field(default_factory=list)
     array_mount: str | None = None  # the external array's mount point on the clients, when declared
+    unreached: list[Link] = field(default_factory=list)  # client links with no storage link on their subnet
 
     @property
     def client_hosts(self) -> list[str]:
@@ -117,9 +118,10 @@ class SmokePlan:
         return [link for link in self.clients if link.host == host]
 
     def targets_for(self, client: Link) -> list[Link]:
-        """Storage links a client link talks to: those on its subnet (a rail), else all of them."""
-        same = [s for s in self.storage if s.network == client.network]
-        return same or list(self.storage)
+        """Storage links a client link talks to: those on its subnet (a rail). The inventory routes no
+        data subnet, so a storage address on another subnet is reached, if at all, through another
+        NIC, and the load would not be on this link."""
+        return [s for s in self.storage if s.network == client.network]
 
     def processes_for(self, client: Link) -> int:
         """iperf3 processes on a link: enough to fill it, and at least one per storage host it reads from."""
@@ -177,8 +179,18 @@ def build_plan(cluster: Cluster, overrides: ConnectionOverrides, *, hosts: list[
     if not storage and array_mount is None:
         raise UsageError(f"site {cluster.name} has no storage data link to measure against",
                          hint="smoke loads the dgx links from the storage hosts")
-    n_clients = len(dict.fromkeys(c.host for c in clients))
     notes = []
+    unreached = []
+    if storage:
+        unreached = [c for c in clients if not any(s.network == c.network for s in storage)]
+        clients = [c for c in clients if c not in unreached]
+        if unreached:
+            notes.append(f"{len(unreached)} dgx data link(s) not measured: no storage link on their subnet ("
+                         + ", ".join(sorted({str(c.network) for c in unreached})) + ")")
+        if not clients:
+            raise UsageError(f"site {cluster.name}: no dgx data link shares a subnet with a storage link",
+                             hint="smoke loads each dgx link from the storage links on its own subnet")
+    n_clients = len(dict.fromkeys(c.host for c in clients))
     steps = sorted(set(settings.scaling_steps or default_steps(n_clients)))
     if any(s > n_clients for s in steps):
         notes.append(f"scaling steps above {n_clients} clients left out: "
@@ -208,5 +220,5 @@ def build_plan(cluster: Cluster, overrides: ConnectionOverrides, *, hosts: list[
         outlier_fraction=settings.outlier_fraction, references=dict(acceptance.references),
         budget=acceptance.budget, fio_path=settings.fio_path,
         weka_mount=weka.mount_point if weka is not None and weka.clients == "dgx" else None,
-        benchmark=benchmark, notes=notes, array_mount=array_mount,
+        benchmark=benchmark, notes=notes, array_mount=array_mount, unreached=unreached,
     )

@@ -1,4 +1,4 @@
-"""SSH to the cluster's hosts: one reused connection per host, and remote processes that end.
+"""SSH to the cluster's hosts: reused connections per host, and remote processes that end.
 
 Every measurement process is started as ``sh -c 'echo $$; exec timeout ... TOOL'`` in its own
 SSH channel. sshd makes each channel's command a session leader, so ``$$`` is the pid and the
@@ -26,6 +26,11 @@ from racfg.smoke.errors import MeasurementError
 
 CONNECT_TIMEOUT = 10.0
 KILL_GRACE = 0.5
+# sshd runs at most MaxSessions (10 by default) channels on one connection and refuses the next
+# ("Connect failed"); a measurement may need more at once on one host (ra-arista: 2 links x 8
+# iperf3 clients on a dgx, 18 servers on a storage host at 9 clients), so a host gets another
+# connection when these are in use, leaving 2 for probes and kills.
+CHANNELS_PER_CONNECTION = 8
 
 
 @dataclass
@@ -44,6 +49,7 @@ class RemoteProcess:
     channel: paramiko.Channel
     deadline: float
     pid: int | None = None
+    bound_s: float = 0.0  # the tool's own time bound on the host (a release restarts the deadline)
     _out: list[bytes] = field(default_factory=list)
     _err: list[bytes] = field(default_factory=list)
     _pid_buffer: bytes = b""
@@ -72,6 +78,14 @@ class RemoteProcess:
         self._pump()
         return self.pid
 
+    def release(self) -> None:
+        """Let a process started ``held`` run its tool now; its deadline counts from here."""
+        try:
+            self.channel.sendall(b"\n")
+        except (OSError, paramiko.SSHException) as exc:
+            raise MeasurementError(f"{self.host.name}: cannot start {self.command.split()[0]} ({exc})") from None
+        self.deadline = time.monotonic() + self.bound_s + 10
+
     def wait(self) -> Completed:
         """Collect output until the process ends; past its deadline it is killed and reported."""
         while not self.channel.exit_status_ready():
@@ -92,7 +106,8 @@ class RemoteProcess:
 
 
 class HostSession:
-    """One SSH connection to one host, opened once and reused for every command of a run."""
+    """SSH to one host, opened once and reused for every command of a run: one connection, and one
+    more each time the ones open carry ``CHANNELS_PER_CONNECTION`` running commands."""
 
     def __init__(self, host: ClusterHost, overrides: ConnectionOverrides) -> None:
         self.name = host.name
@@ -102,10 +117,16 @@ class HostSession:
         self.key = overrides.ssh_key_for(host.ssh_key)
         self.known_hosts = overrides.known_hosts
         self.client: paramiko.SSHClient | None = None
+        self.more: list[paramiko.SSHClient] = []  # further connections, when one carries too many channels
         self.groups: set[int] = set()
         self._lock = threading.Lock()
+        self._pool_lock = threading.Lock()
+        self._channels: dict[int, list[paramiko.Channel]] = {}  # id(client) -> its channels not yet closed
 
     def connect(self) -> None:
+        self.client = self._open()
+
+    def _open(self) -> paramiko.SSHClient:
         client = paramiko.SSHClient()
         if self.known_hosts is not None:
             client.load_host_keys(str(self.known_hosts))
@@ -125,22 +146,38 @@ class HostSession:
         transport = client.get_transport()
         if transport is not None:
             transport.set_keepalive(5)
-        self.client = client
+        return client
 
     def lost(self) -> bool:
         transport = self.client.get_transport() if self.client else None
         return transport is None or not transport.is_active()
 
+    def _connection(self) -> paramiko.SSHClient:
+        """A connection with a channel to spare, opening one more when every one is full."""
+        assert self.client is not None
+        for client in [self.client, *self.more]:
+            live = [c for c in self._channels.get(id(client), []) if not c.closed]
+            self._channels[id(client)] = live
+            if len(live) < CHANNELS_PER_CONNECTION:
+                return client
+        client = self._open()
+        self.more.append(client)
+        return client
+
     def _channel(self, command: str) -> paramiko.Channel:
         if self.client is None or self.lost():
             raise MeasurementError(f"{self.name}: no SSH connection")
-        transport = self.client.get_transport()
-        assert transport is not None
-        try:
-            channel = transport.open_session(timeout=CONNECT_TIMEOUT)
-            channel.exec_command(command)
-        except (paramiko.SSHException, OSError) as exc:
-            raise MeasurementError(f"{self.name}: cannot start a command over SSH ({exc})") from None
+        with self._pool_lock:
+            client = self._connection()
+            transport = client.get_transport()
+            if transport is None or not transport.is_active():
+                raise MeasurementError(f"{self.name}: SSH connection lost")
+            try:
+                channel = transport.open_session(timeout=CONNECT_TIMEOUT)
+                channel.exec_command(command)
+            except (paramiko.SSHException, OSError) as exc:
+                raise MeasurementError(f"{self.name}: cannot start a command over SSH ({exc})") from None
+            self._channels.setdefault(id(client), []).append(channel)
         return channel
 
     def run(self, command: str, timeout: float = 30.0) -> Completed:
@@ -149,13 +186,19 @@ class HostSession:
         result = proc.wait()
         return result
 
-    def start(self, argv: Iterable[str], bound_s: float) -> RemoteProcess:
-        """Start a tool bounded to ``bound_s`` seconds on the host itself; its group is registered."""
+    def start(self, argv: Iterable[str], bound_s: float, *, held: bool = False) -> RemoteProcess:
+        """Start a tool bounded to ``bound_s`` seconds on the host itself; its group is registered.
+
+        ``held``: the remote shell waits for ``RemoteProcess.release`` before it runs the tool, so
+        that many processes, started one SSH channel at a time, begin together (a channel costs
+        round trips; a release is one write). A shell still held when its channel closes (racfg
+        ended) reads end-of-file and exits without running the tool.
+        """
         tool = shlex.join(list(argv))
         bound = max(1, int(bound_s + 0.999))
-        command = f"sh -c {shlex.quote(f'echo $$; exec timeout -k 2 {bound} {tool}')}"
-        proc = RemoteProcess(self, tool, self._channel(command), time.monotonic() + bound + 10)
-        return proc
+        hold = "read go || exit 0; " if held else ""
+        command = f"sh -c {shlex.quote(f'echo $$; {hold}exec timeout -k 2 {bound} {tool}')}"
+        return RemoteProcess(self, tool, self._channel(command), time.monotonic() + bound + 10, bound_s=bound)
 
     def register(self, pid: int | None) -> None:
         if pid:
@@ -184,6 +227,10 @@ class HostSession:
         self.kill(groups)
 
     def close(self) -> None:
+        for client in self.more:
+            client.close()
+        self.more.clear()
+        self._channels.clear()
         if self.client is not None:
             self.client.close()
             self.client = None

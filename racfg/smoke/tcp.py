@@ -4,6 +4,15 @@ A load is a set of flows (one iperf3 client process each, on its own server port
 filled by several processes because iperf3 before 3.16 is single-threaded. ``read`` runs the
 clients with ``-R`` (the storage hosts send, as a client reads from storage), ``write`` without.
 Each figure is what the receiving side counted over the measured seconds, warm-up omitted.
+
+A link's figure is the sum of its processes' figures, each over its own seconds, so the processes
+must run over the same seconds: the clients are started held and released together. Started one
+SSH channel after another instead, on a loaded machine they spread over seconds (72 processes for
+9 clients), the last ones ran partly alone, and the sums came out up to 22% above line rate, which
+made every other link an "outlier" of the best one. Released together, they still begin some tens
+of milliseconds apart on a busy machine (process start, connection set-up): a sum can run a few
+percent over what the links carry, and the judge counts no more than that (``best_of_kind``,
+``step_capacity`` in racfg.smoke.judge).
 """
 
 from __future__ import annotations
@@ -131,9 +140,11 @@ def run_load(fleet: Fleet, flows: Sequence[Flow], direction: str, duration_s: in
                     "-O", str(omit_s), "-J", "--connect-timeout", "3000"]
             if direction == "read":
                 argv.append("-R")
-            clients.append((flow, fleet[flow.client.host].start(argv, bound)))
+            clients.append((flow, fleet[flow.client.host].start(argv, bound, held=True)))
         for _, proc in clients:
             proc.started()
+        for _, proc in clients:  # together: see the module docstring
+            proc.release()
         results = []
         for flow, proc in clients:
             done = proc.wait()

@@ -8,7 +8,7 @@ import pytest
 
 from racfg.errors import CannotRunError
 from racfg.lab import drives, names, prereq
-from racfg.lab.fabric import lab_rate_mbit, mgmt_gateway
+from racfg.lab.fabric import PORT_BUFFER_BYTES, Shaper, lab_rate_mbit, mgmt_gateway
 
 
 def test_link_names_fit_the_kernel_limit() -> None:
@@ -33,6 +33,27 @@ def test_lab_rate_scale() -> None:
     assert lab_rate_mbit(100, 1000) == 1000
     assert lab_rate_mbit(200, 1000) == 2000
     assert lab_rate_mbit(25, 500) == 125
+
+
+@pytest.mark.parametrize(("rate_mbit", "burst", "limit"), [
+    # the lab's 100G at the default scale: 5 ms of burst, a real switch's 16 MiB buffer (134 ms here)
+    (1000, 625_000, PORT_BUFFER_BYTES + 625_000),
+    (2000, 1_250_000, PORT_BUFFER_BYTES + 1_250_000),
+    # a slow link: the burst never below a few jumbo frames
+    (10, 64 * 1024, PORT_BUFFER_BYTES + 64 * 1024),
+    # a fast one: 50 ms of line rate once that is more than the buffer
+    (4000, 2_500_000, 25_000_000 + 2_500_000),
+    # a rate read back from tc, fractional Mbit/s
+    (1000.4, 625_250, PORT_BUFFER_BYTES + 625_250),
+])
+def test_shaper_buffer_holds_an_incast_and_the_burst_stays_small(rate_mbit: float, burst: int, limit: int) -> None:
+    shaper = Shaper.for_rate(rate_mbit)
+    assert (shaper.burst, shaper.limit) == (burst, limit)
+    assert shaper.tc_args() == ["tbf", "rate", f"{round(rate_mbit * 1e6)}bit", "burst", str(burst), "limit", str(limit)]
+    # 8 TCP flows into one port peaked at 3-7 MB of queue on this machine (see Shaper): room for twice that
+    assert shaper.limit >= 2 * 7_000_000
+    # the burst lets at most 0.5% more than line rate through in a second
+    assert shaper.burst * 8 <= 0.005 * shaper.rate_bit or shaper.burst == 64 * 1024
 
 
 def test_mgmt_gateway_is_first_address_of_subnet(tmp_path) -> None:

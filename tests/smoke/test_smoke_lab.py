@@ -85,7 +85,7 @@ def test_cli_run_saturates_every_link_scales_linearly_and_writes_its_reports(lab
             assert r.data["line_bps"] == 250_000_000 and r.data["rate_source"] == "lab shaper"
             assert r.data["share_of_line"] >= 0.90
             # at MTU 9000 TCP carries 99.3% of what the shaper passes: measured within a few % of it, never far above
-            assert 0.95 <= r.data["share_of_ceiling"] <= 1.02
+            assert 0.95 <= r.data["share_of_ceiling"] <= 1.05
     assert checks["scaling/linear"].status is Status.PASS
     assert checks["scaling/linear"].data["series"]["clients"] == [1, 2, 3]
     assert checks["switch/counters"].status is Status.PASS
@@ -100,6 +100,34 @@ def test_cli_run_saturates_every_link_scales_linearly_and_writes_its_reports(lab
                              text=True, timeout=60)
     assert compare.returncode == 0 and "link.read.smdgx01:data0" in compare.stdout
     assert remote_tools(lab) == {}
+
+
+def test_an_incast_into_one_client_port_fills_it_without_discards(lab: LabHandle, state_dir: Path,
+                                                                       tmp_path: Path) -> None:
+    """Smoke's read load sends every process of a link into the client's switch port at once (8 on the
+    17-host examples, one per storage host): here 12 processes from the 2 storage hosts. The lab port's
+    buffer (a switch's 16 MiB, racfg.lab.fabric.Shaper) holds the incast, so the lab switch counts no
+    egress discards; with the 50 ms queue it had before (1.6 MB at 250 Mbit/s) this test saw them.
+    The processes, released together, add up to what the port carries, not more; 12 at once on the
+    client are more than sshd's MaxSessions (10) lets one SSH connection carry."""
+    data = yaml.safe_load(INVENTORY.read_text())
+    data["acceptance"]["smoke"] = {"processes_per_link": 12}
+    inventory = tmp_path / "smokelab-incast.yaml"
+    inventory.write_text(yaml.safe_dump(data))
+    report = measure(lab, tmp_path / "run", {"links"}, inventory, hosts=["smdgx01"])
+    checks = by_check(report)
+    for direction in ("read", "write"):
+        link = checks[f"link/{direction}/smdgx01:data0"]
+        assert link.status is Status.PASS and link.data["processes"] == 12, link.message
+        assert link.data["share_of_ceiling"] >= 0.95, link.message
+    # the incast: what the 12 senders' figures add up to is what the port carries, within 5%
+    read = checks["link/read/smdgx01:data0"]
+    assert read.data["share_of_ceiling"] <= 1.05, read.message
+    counters = checks.get("switch/counters")
+    assert counters is not None and counters.status is Status.PASS, \
+        [r.message for r in report.results if r.category == "switch counters"]
+    port = counters.data["ports"]["smsw1:1/1"]  # smdgx01's port: it carried both loads, and dropped nothing
+    assert port["tx_discards"] == 0 and port["tx_bytes"] > 250e6 / 8 and port["rx_bytes"] > 250e6 / 8
 
 
 def test_storage_links_cut_low_give_the_knee_and_name_them(lab: LabHandle, state_dir: Path, tmp_path: Path) -> None:

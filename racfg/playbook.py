@@ -88,6 +88,8 @@ class PlaybookTracker:
         self.diffs: list[Diff] = []
         # each host's baseline document, as playbooks/facts.yml's racfg_host_facts task returned it
         self.host_facts: dict[str, dict[str, Any]] = {}
+        # each unchanged switch's facts, as the switch role's racfg_switch task read them
+        self.switch_facts: dict[str, dict[str, Any]] = {}
         self.stats_seen = False
         self.on_line = on_line
         self.verbose = verbose
@@ -147,6 +149,8 @@ class PlaybookTracker:
                 progress.skips.append({"role": str(data.get("role") or ""), "reason": reason})
             if isinstance(res.get("racfg_host_facts"), dict):
                 self.host_facts[name] = res["racfg_host_facts"]
+            if isinstance(res.get("racfg_switch_facts"), dict):
+                self.switch_facts[name] = res["racfg_switch_facts"]
         elif kind == "runner_on_skipped":
             progress.skipped += 1
         elif kind == "runner_on_failed":

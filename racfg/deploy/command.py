@@ -132,7 +132,8 @@ def run_deploy(cluster: Cluster, options: DeployOptions, title: str = "deploy",
             write_host_facts(staging, tracker.host_facts)
         if outcome.exit_code == ExitCode.OK and wants_baseline:
             outcome.baseline, outcome.baseline_error = record_baseline(cluster, run, record, overrides, stop,
-                                                                       staging=staging)
+                                                                       staging=staging,
+                                                                       switch_facts=tracker.switch_facts)
             if stop.is_set():
                 outcome.interrupted, outcome.exit_code = True, ExitCode.CANNOT_RUN
         elif staging is not None:
@@ -179,18 +180,21 @@ def _exit_code(tracker: PlaybookTracker, interrupted: bool) -> ExitCode:
 
 def record_baseline(cluster: Cluster, run: Playbook, record: RunRecord,
                     overrides: ConnectionOverrides = NO_OVERRIDES, stop: threading.Event | None = None,
-                    staging: Path | None = None) -> tuple[Path | None, str | None]:
+                    staging: Path | None = None, switch_facts: dict[str, dict[str, Any]] | None = None
+                    ) -> tuple[Path | None, str | None]:
     """Keep host facts and switch facts as the baseline.
 
     ``staging`` holds the host facts the run itself wrote (site.yml's last play); without it
-    they are collected by a run of playbooks/facts.yml. Returns (baseline directory, None), or
-    (None, why not): the previous baseline then stays.
+    they are collected by a run of playbooks/facts.yml. ``switch_facts`` are the facts of the
+    switches the run's switch play read and left unchanged: those switches are not read again.
+    Returns (baseline directory, None), or (None, why not): the previous baseline then stays.
     """
     if staging is None:
         staging, error = collect_facts(cluster, run.inventory, run.connection_inventory, record.path / "facts",
                                        overrides, stop, forks=run.selection.forks)
     else:
-        error = _missing_host_facts(cluster, staging) or _add_switch_facts(cluster, staging, overrides)
+        error = _missing_host_facts(cluster, staging) or _add_switch_facts(cluster, staging, overrides,
+                                                                           known=switch_facts or {})
         if error is not None:
             shutil.rmtree(staging, ignore_errors=True)
             staging = None
@@ -238,12 +242,17 @@ def _missing_host_facts(cluster: Cluster, staging: Path) -> str | None:
     return f"host facts missing for {', '.join(missing)}" if missing else None
 
 
-def _add_switch_facts(cluster: Cluster, staging: Path, overrides: ConnectionOverrides) -> str | None:
-    """Write every switch's facts into the staging directory; why not, if they cannot be read."""
+def _add_switch_facts(cluster: Cluster, staging: Path, overrides: ConnectionOverrides,
+                      known: dict[str, dict[str, Any]] | None = None) -> str | None:
+    """Write every switch's facts into the staging directory; why not, if they cannot be read.
+
+    ``known``: facts already read in this run (an unchanged switch's, from the switch play); the
+    other switches are read now."""
     from racfg.errors import RacfgError
 
+    known = {name: facts for name, facts in (known or {}).items() if name in cluster.switches}
     try:
-        switches = switch_baseline(cluster, overrides)
+        switches = {**known, **switch_baseline(cluster, overrides, skip=set(known))}
     except RacfgError as exc:
         return f"switch facts could not be read ({exc})"
     for name, facts in switches.items():
@@ -251,8 +260,9 @@ def _add_switch_facts(cluster: Cluster, staging: Path, overrides: ConnectionOver
     return None
 
 
-def switch_baseline(cluster: Cluster, overrides: ConnectionOverrides = NO_OVERRIDES) -> dict[str, dict[str, Any]]:
-    """Version and per-port MTU/state of every switch, read over SSH with the switch drivers."""
+def switch_baseline(cluster: Cluster, overrides: ConnectionOverrides = NO_OVERRIDES,
+                    skip: set[str] | None = None) -> dict[str, dict[str, Any]]:
+    """Version and per-port MTU/state of every switch not in ``skip``, read over SSH with the switch drivers."""
     from racfg.render.ansible_inventory import switch_vars
     from racfg.switches import SwitchTarget, read_facts, resolve_password
 
@@ -263,7 +273,8 @@ def switch_baseline(cluster: Cluster, overrides: ConnectionOverrides = NO_OVERRI
                                     overrides=overrides)
         return read_facts(SwitchTarget.from_vars(spec, password)).to_dict()
 
-    if not cluster.switches:
+    names = [name for name in cluster.switches if name not in (skip or set())]
+    if not names:
         return {}
-    with ThreadPoolExecutor(max_workers=min(16, len(cluster.switches))) as pool:
-        return dict(zip(cluster.switches, pool.map(one, cluster.switches), strict=True))
+    with ThreadPoolExecutor(max_workers=min(16, len(names))) as pool:
+        return dict(zip(names, pool.map(one, names), strict=True))

@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
+from racfg.connection import NO_OVERRIDES
 from racfg.playbook import PlaybookTracker
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 def ev(kind: str, **data: object) -> dict[str, object]:
@@ -109,3 +113,26 @@ def test_host_facts_come_from_the_facts_task_result(tmp_path):
     written = tmp_path / "hosts" / "dgx01.json"
     assert json.loads(written.read_text()) == facts
     assert written.stat().st_mode & 0o777 == 0o600
+
+
+def test_unchanged_switch_facts_from_the_switch_play_are_the_baseline(tmp_path):
+    """A switch the play read and left unchanged is not logged into again for the baseline: its facts
+    come from racfg_switch's result. Had racfg read it again, the lab.yaml switch (no lab running, a
+    generated lab password) could not be reached and the baseline would name the error."""
+    from racfg.deploy.command import _add_switch_facts
+    from racfg.inventory import load_cluster
+
+    cluster = load_cluster(REPO / "inventory" / "lab.yaml")
+    facts = {"name": "sw1", "platform": "onyx", "version": "3.9", "interfaces": {}, "pfc": {}, "lldp": {}}
+    t = PlaybookTracker()
+    t.handle(ev("runner_on_ok", host="sw1", task="switch : Configure", res={"changed": False,
+                                                                           "racfg_switch_facts": facts}))
+    t.handle(ev("runner_on_ok", host="sw2", task="switch : Configure", res={"changed": True,
+                                                                           "racfg_switch_facts": None}))
+    assert t.switch_facts == {"sw1": facts}
+    assert list(cluster.switches) == ["sw1"]
+    (tmp_path / "switches").mkdir()
+    assert _add_switch_facts(cluster, tmp_path, NO_OVERRIDES, known=t.switch_facts) is None
+    assert json.loads((tmp_path / "switches" / "sw1.json").read_text()) == facts
+    # without them the switch is read, and here it cannot be: the baseline says why
+    assert "switch facts could not be read" in (_add_switch_facts(cluster, tmp_path, NO_OVERRIDES) or "")

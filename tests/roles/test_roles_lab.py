@@ -75,6 +75,23 @@ def test_second_run_changes_nothing(runs: tuple[Run, Run]) -> None:
     assert changed == {}, re.findall(r"^changed: .*$", second.output, re.M)
 
 
+# The first task of each role's apply step: on a converged host the role's probe finds nothing
+# different, so the include is skipped and none of these tasks even starts. (changed=0 alone would
+# not show it: an apply step that finds everything in place also changes nothing, at its cost.)
+APPLY_STEPS = {
+    "common": "Point chrony at the site's time sources",
+    "fabric": "Write a .network file per data NIC",
+    "nvme_storage": "Set each free drive's I/O scheduler",
+}
+
+
+@pytest.mark.parametrize("role", sorted(APPLY_STEPS))
+def test_a_converged_host_runs_no_apply_step(runs: tuple[Run, Run], role: str) -> None:
+    first, second = runs
+    header = f"TASK [{role} : {APPLY_STEPS[role]}]"
+    assert header in first.output  # the first converge does run it
+    assert header not in second.output, second.output[second.output.find(header) - 3000:][:4000]
+
 def test_data_nics_have_their_mtu_and_address(runs, roles_lab: testing.LabHandle) -> None:
     for host in roles_lab.hosts():
         for nic in host.nics:

@@ -58,6 +58,12 @@ session_diff:
   description: EOS only, the switch's own show session-config diffs of the committed change.
   type: str
   returned: when changed on EOS
+racfg_switch_facts:
+  description: The switch's facts (interfaces, PFC, version, LLDP, config saved) as read at the start, when
+    nothing changed and not in check mode, i.e. the switch as it now is; racfg deploy keeps them as the
+    switch's baseline instead of logging in a second time.
+  type: dict
+  returned: when unchanged, not in check mode
 """
 
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402 - Ansible wants the docs first
@@ -105,6 +111,10 @@ def main() -> None:
         session_diff=result.session_diff,
         saved=result.saved,
         version=result.facts.version if result.facts else None,
+        # Only a read that nothing followed is the switch as it now is (after a change, "config
+        # saved" was read before the save): racfg deploy reads a changed switch again for its baseline.
+        racfg_switch_facts=result.facts.to_dict() if result.facts and not result.changed and not module.check_mode
+        else None,
         diff={"before": result.before, "after": result.after,
               "before_header": f"{target.name} running", "after_header": f"{target.name} intended"},
     )

@@ -387,7 +387,35 @@ class Playbook:
         thread, _runner = self.start(tracker, stop.is_set)
         while thread.is_alive():
             thread.join(0.25)
+        if stop.is_set():
+            self.stop_leftover_workers()
         return stop.is_set()
+
+    def stop_leftover_workers(self) -> list[int]:
+        """Kill the Ansible worker processes a cancelled run left behind; their pids.
+
+        Why: ansible-runner ends a cancelled play by killing ansible-playbook's process group, but
+        each Ansible worker runs in a session of its own (os.setsid), so it outlives that; one that
+        then writes its result to the dead parent's queue waits for ever. They are found by this
+        run's ANSIBLE_LOCAL_TEMP (see envvars), which every worker inherits and no other run has.
+        Processes they started (ssh, a module on this machine) are left to end on their own, as a
+        module already running on a host does: an ssh control master may serve other runs.
+        """
+        marker = f"ANSIBLE_LOCAL_TEMP={self.envvars()['ANSIBLE_LOCAL_TEMP']}".encode()
+        killed = []
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit() or int(entry) == os.getpid():
+                continue
+            try:
+                if b"ansible-playbook" not in Path(f"/proc/{entry}/cmdline").read_bytes():
+                    continue
+                if marker not in Path(f"/proc/{entry}/environ").read_bytes().split(b"\0"):
+                    continue
+                os.kill(int(entry), signal.SIGKILL)
+                killed.append(int(entry))
+            except OSError:
+                continue
+        return killed
 
     def start(self, tracker: PlaybookTracker, cancelled: Callable[[], bool]) -> tuple[threading.Thread, Any]:
         """Start ansible-runner in a thread; events go to ``tracker``; ``cancelled`` stops it."""

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import time
 from pathlib import Path
 
 from racfg.connection import NO_OVERRIDES
@@ -136,3 +139,43 @@ def test_unchanged_switch_facts_from_the_switch_play_are_the_baseline(tmp_path):
     assert json.loads((tmp_path / "switches" / "sw1.json").read_text()) == facts
     # without them the switch is read, and here it cannot be: the baseline says why
     assert "switch facts could not be read" in (_add_switch_facts(cluster, tmp_path, NO_OVERRIDES) or "")
+
+
+def test_a_cancelled_run_leaves_no_ansible_worker_behind(tmp_path):
+    """Cancelled while two hosts run a long task: ansible-runner kills ansible-playbook's process
+    group, but Ansible's workers live in sessions of their own; racfg kills them too. Without that,
+    each worker here would live on for its 60 s task (and one blocked on the dead parent, for ever)."""
+    import threading
+
+    from racfg.playbook import Playbook, Selection
+
+    hosts = "".join(f"    h{i}:\n      ansible_connection: local\n"
+                    "      ansible_python_interpreter: \"{{ ansible_playbook_python }}\"\n" for i in (1, 2))
+    (tmp_path / "hosts.yml").write_text("all:\n  hosts:\n" + hosts)
+    playbook = tmp_path / "play.yml"
+    playbook.write_text("- hosts: all\n  gather_facts: false\n  tasks:\n"
+                        "    - name: Take a minute\n      ansible.builtin.command: sleep 60\n")
+    tracker = PlaybookTracker()
+    run = Playbook(str(playbook), tmp_path / "hosts.yml", tmp_path / "record", selection=Selection())
+    stop = threading.Event()
+
+    def cancel_once_both_hosts_started() -> None:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and len(tracker.hosts) < 2:
+            time.sleep(0.1)
+        stop.set()
+
+    threading.Thread(target=cancel_once_both_hosts_started, daemon=True).start()
+    started = time.monotonic()
+    assert run.run(tracker, stop) is True
+    assert len(tracker.hosts) == 2, "the task did not start on both hosts"
+    assert time.monotonic() - started < 45  # stopped, not played to the end
+    assert run.stop_leftover_workers() == []  # none left to kill: run() did it
+    marker = f"ANSIBLE_LOCAL_TEMP={tmp_path / 'record' / 'tmp'}".encode()
+    alive = []
+    for entry in filter(str.isdigit, os.listdir("/proc")):
+        with contextlib.suppress(OSError):
+            if b"ansible-playbook" in Path(f"/proc/{entry}/cmdline").read_bytes() and \
+                    marker in Path(f"/proc/{entry}/environ").read_bytes().split(b"\0"):
+                alive.append(entry)
+    assert alive == []

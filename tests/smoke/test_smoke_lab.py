@@ -196,8 +196,10 @@ def test_user_benchmark_with_references(lab: LabHandle, state_dir: Path, tmp_pat
 
 
 def test_ctrl_c_mid_run_leaves_no_iperf3_or_fio(lab: LabHandle, state_dir: Path) -> None:
+    # Started with SIGINT ignored, as a background job of a script is: kill -INT must stop it anyway.
     proc = subprocess.Popen([*RACFG, "smoke", str(INVENTORY), "--skip", "scaling,rdma"], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env={**os.environ, "RACFG_PLAIN": "1"})
+                            stderr=subprocess.PIPE, text=True, env={**os.environ, "RACFG_PLAIN": "1"},
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
     try:
         deadline = time.monotonic() + 60
         while not remote_tools(lab) and time.monotonic() < deadline and proc.poll() is None:

@@ -388,7 +388,11 @@ class Playbook:
         while thread.is_alive():
             thread.join(0.25)
         if stop.is_set():
-            self.stop_leftover_workers()
+            # Until a look finds none: a process killed a moment ago may still be tearing down,
+            # and a worker's child forked but not yet exec'd looks like the worker.
+            deadline = time.monotonic() + 5
+            while self.stop_leftover_workers() and time.monotonic() < deadline:
+                time.sleep(0.1)
         return stop.is_set()
 
     def stop_leftover_workers(self) -> list[int]:

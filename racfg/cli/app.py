@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+import signal
 import sys
+import threading
 from typing import NoReturn
 
 import typer
@@ -45,6 +47,7 @@ def fail(error: RacfgError) -> NoReturn:
 
 def invoke() -> int:
     """Run the app, mapping racfg errors to exit codes and hiding tracebacks unless --debug."""
+    _interruptible()
     try:
         code = app(standalone_mode=False)
     except RacfgError as error:
@@ -72,6 +75,18 @@ def invoke() -> int:
                    err=True)
         return int(ExitCode.CANNOT_RUN)
     return code if isinstance(code, int) else 0
+
+
+def _interruptible() -> None:
+    """Make SIGINT raise KeyboardInterrupt in every command, which is how they stop and clean up
+    (smoke its remote load, validate its sessions; deploy adds its own handler, stop_on_signals).
+
+    Why: a process started as a background job (``racfg smoke ... &`` in a script, nohup) starts
+    with SIGINT ignored, and Python then leaves it ignored: ``kill -INT`` was lost and smoke's load
+    ran to its end on every host. Only the main thread may install a handler.
+    """
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def _is_click_exception(exc: BaseException) -> bool:

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import shutil
-import signal
 import sys
-import threading
 from pathlib import Path
 
 import typer
@@ -96,7 +94,6 @@ def smoke(
     if fmt is ResultFormat.table:
         for line in overrides.substitutions:
             say(f"lab: {line}")
-    _interruptible()
     record = RunRecord.create("smoke")
     progress = _Progress(enabled=True)
     options = SmokeOptions(hosts=[h.strip() for h in hosts.split(",")] if hosts else None, skip=skipped,
@@ -128,13 +125,3 @@ def _compare(runs: tuple[str, str], tolerance: float, fmt: ResultFormat, output:
     report = compare_reports(a, b, tolerance, (str(path_a.parent), str(path_b.parent)))
     return emit(report, fmt, output, None, verbose=True if fmt is ResultFormat.table else verbose)
 
-
-def _interruptible() -> None:
-    """Make SIGINT raise KeyboardInterrupt, which is how smoke stops its load and cleans up.
-
-    Why: a process started as a background job (``racfg smoke ... &`` in a script, nohup) starts
-    with SIGINT ignored, and Python then leaves it ignored: ``kill -INT`` was lost and the load ran
-    to its end on every host. Only the main thread may install a handler.
-    """
-    if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGINT, signal.default_int_handler)

@@ -194,7 +194,7 @@ def record_baseline(cluster: Cluster, run: Playbook, record: RunRecord,
                                        overrides, stop, forks=run.selection.forks)
     else:
         error = _missing_host_facts(cluster, staging) or _add_switch_facts(cluster, staging, overrides,
-                                                                           known=switch_facts or {})
+                                                                           known=switch_facts)
         if error is not None:
             shutil.rmtree(staging, ignore_errors=True)
             staging = None

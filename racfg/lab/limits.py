@@ -7,7 +7,12 @@ hold about six inotify instances, so around the 25th host a machine's systemd ca
 the host dies with nspawn's confusing last words ("Exiting PID 1 ... Attempted to remove disk
 file system ..."). Rather than a half-built lab, ``lab up`` checks beforehand what the new hosts
 need on top of what is in use now: inotify instances and watches, PIDs (kernel and cgroup),
-open files and memory. A sysctl short of what is needed is raised with a printed note, the
+open files, memory, and the kernel's ARP table. That table is one for the whole machine, shared by
+every network namespace, and only the machine's own ``net.ipv4.neigh.default.gc_thresh3`` (1024)
+bounds it: a 64-host lab whose GPU servers all ping the 16 storage nodes at once (validate's
+jumbo matrix) needs about 2000 fresh entries, and past the limit the kernel drops the ARP
+requests ("neighbor table overflow!" in dmesg), so the later hosts' pings fail on a healthy fabric.
+A sysctl short of what is needed is raised with a printed note, the
 original is recorded under the lab root and put back when the last lab goes down; where it
 may not be raised (``RACFG_LAB_RAISE_LIMITS=0``, a read-only /proc/sys, a cgroup limit,
 memory) ``lab up`` refuses with the exact command that would fix it.
@@ -56,6 +61,11 @@ SWITCH_COST = NodeCost(inotify_instances=0, inotify_watches=0, tasks=8, open_fil
 # What the controller itself needs on top (racfg, ansible-playbook and its forks, ssh masters).
 CONTROLLER_TASKS = 512
 CONTROLLER_FILES_PER_HOST = 16  # ssh ControlMaster sockets, pipes to forks
+# ARP entries: any two nodes (the controller counts: it is every host's management peer) may
+# resolve each other on each network they share, the management network and up to two data
+# subnets, and both ends keep an entry.
+NEIGHBOUR_NETWORKS = 3
+NEIGHBOUR_LIMIT = "net.ipv4.neigh.default.gc_thresh3"
 MIN_RAISE = {"fs.inotify.max_user_instances": 1024}  # raise once to a generous value, not per lab
 
 
@@ -69,6 +79,7 @@ class Usage:
     open_files: int
     mem_available_mib: int
     cgroup_pids: tuple[Path, int, int] | None = None  # (pids.max file, max, current) when limited
+    neighbours: int = 0  # IPv4 ARP entries of all namespaces together
 
 
 @dataclass
@@ -104,7 +115,8 @@ class Sysctls:
 
 
 def measure_usage(proc: Path = Path("/proc")) -> Usage:
-    """Root's inotify instances and watches, all tasks, allocated files, and MemAvailable, now."""
+    """Root's inotify instances and watches, all tasks, allocated files, MemAvailable and the ARP
+    table's entries, now."""
     instances = watches = tasks = 0
     for entry in proc.iterdir():
         if not entry.name.isdigit():
@@ -119,7 +131,16 @@ def measure_usage(proc: Path = Path("/proc")) -> Usage:
                         instances += 1
                         watches += (entry / "fdinfo" / fd).read_text().count("inotify wd:")
     open_files = int((proc / "sys/fs/file-nr").read_text().split()[0])
-    return Usage(instances, watches, tasks, open_files, _mem_available_mib(proc), _cgroup_pids(proc))
+    return Usage(instances, watches, tasks, open_files, _mem_available_mib(proc), _cgroup_pids(proc),
+                 _arp_entries(proc))
+
+
+def _arp_entries(proc: Path) -> int:
+    """Entries of the machine's ARP table, all namespaces together: the first (hex) column of
+    ``/proc/net/stat/arp_cache``, the same on every CPU's line."""
+    with contextlib.suppress(OSError, ValueError, IndexError):
+        return int((proc / "net/stat/arp_cache").read_text().splitlines()[1].split()[0], 16)
+    return 0
 
 
 def _mem_available_mib(proc: Path) -> int:
@@ -182,6 +203,10 @@ def shortfalls(hosts: int, switches: int, usage: Usage, sysctls: Sysctls,
     sysctl("kernel.threads-max", usage.tasks, tasks, task_why)
     sysctl("fs.file-max", usage.open_files, usage.open_files + need(lambda c: c.open_files) + 4096,
            f"about {HOST_COST.open_files} per host")
+    nodes = hosts + switches + 1
+    sysctl(NEIGHBOUR_LIMIT, usage.neighbours, usage.neighbours + NEIGHBOUR_NETWORKS * nodes * nodes,
+           "ARP entries, one table for all namespaces: each pair of nodes may resolve each other "
+           f"on each of up to {NEIGHBOUR_NETWORKS} networks")
     if usage.cgroup_pids is not None:
         limit_file, limit, current = usage.cgroup_pids
         wanted = current + need(lambda c: c.tasks) + CONTROLLER_TASKS

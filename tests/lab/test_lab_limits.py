@@ -8,6 +8,7 @@ files with the values of a stock machine.
 from __future__ import annotations
 
 import ctypes
+import dataclasses
 import json
 import os
 from pathlib import Path
@@ -23,6 +24,7 @@ STOCK = {  # a fresh Debian/Ubuntu machine
     "kernel.pid_max": 32768,
     "kernel.threads-max": 192730,
     "fs.file-max": 2466170,
+    "net.ipv4.neigh.default.gc_thresh3": 1024,
 }
 IDLE_MACHINE = limits.Usage(inotify_instances=40, inotify_watches=300, tasks=250, open_files=2000,
                             mem_available_mib=20000)
@@ -79,9 +81,12 @@ def test_raised_with_a_note_recorded_and_restored_when_the_last_lab_is_down(tmp_
     limits.ensure(64, 1, record_dir, said.append, sysctls=sysctls, usage=IDLE_MACHINE, nofile=ENOUGH_FILES,
                   allow_raise=True)
     assert sysctls.read("fs.inotify.max_user_instances") == 1024
-    assert len(said) == 1 and said[0].startswith("raised fs.inotify.max_user_instances from 128 to 1024")
+    assert sysctls.read(limits.NEIGHBOUR_LIMIT) == 16384
+    assert len(said) == 2 and said[0].startswith("raised fs.inotify.max_user_instances from 128 to 1024")
+    assert said[1].startswith(f"raised {limits.NEIGHBOUR_LIMIT} from 1024 to 16384")
     record = json.loads((record_dir / limits.RECORD_NAME).read_text())
-    assert record == {"fs.inotify.max_user_instances": {"original": 128, "set": 1024}}
+    assert record == {"fs.inotify.max_user_instances": {"original": 128, "set": 1024},
+                      limits.NEIGHBOUR_LIMIT: {"original": 1024, "set": 16384}}
 
     # a second, bigger lab raises again; the original stays the machine's own value
     limits.ensure(200, 1, record_dir, said.append, sysctls=sysctls, usage=IDLE_MACHINE, nofile=ENOUGH_FILES,
@@ -93,8 +98,9 @@ def test_raised_with_a_note_recorded_and_restored_when_the_last_lab_is_down(tmp_
     assert limits.restore(record_dir, lambda: False, sysctls=sysctls) == []  # a lab is still up
     assert sysctls.read("fs.inotify.max_user_instances") == 2048
     assert limits.restore(record_dir, lambda: True, sysctls=sysctls) == [
-        "restored fs.inotify.max_user_instances to 128"]
+        "restored fs.inotify.max_user_instances to 128", f"restored {limits.NEIGHBOUR_LIMIT} to 1024"]
     assert sysctls.read("fs.inotify.max_user_instances") == 128
+    assert sysctls.read(limits.NEIGHBOUR_LIMIT) == 1024
     assert not (record_dir / limits.RECORD_NAME).exists()
 
 
@@ -104,7 +110,7 @@ def test_a_value_changed_by_someone_else_is_not_restored(tmp_path: Path) -> None
     limits.ensure(64, 1, record_dir, lambda _: None, sysctls=sysctls, usage=IDLE_MACHINE, nofile=ENOUGH_FILES,
                   allow_raise=True)
     sysctls.write("fs.inotify.max_user_instances", 8192)  # an operator's own setting since
-    assert limits.restore(record_dir, lambda: True, sysctls=sysctls) == []
+    assert limits.restore(record_dir, lambda: True, sysctls=sysctls) == [f"restored {limits.NEIGHBOUR_LIMIT} to 1024"]
     assert sysctls.read("fs.inotify.max_user_instances") == 8192
     assert not (record_dir / limits.RECORD_NAME).exists()
 
@@ -151,6 +157,40 @@ def test_open_files_and_pids_are_counted_per_host(tmp_path: Path) -> None:
     assert found["RLIMIT_NOFILE"].fix == f"ulimit -n {1024 + 1000 * limits.CONTROLLER_FILES_PER_HOST}"
     assert found["kernel.pid_max"].need == 250 + 1000 * limits.HOST_COST.tasks + 8 * limits.SWITCH_COST.tasks + 512
     assert found["kernel.pid_max"].raise_to == 65536
+
+
+@pytest.mark.parametrize(("hosts", "switches", "in_use", "raise_to"), [
+    (4, 1, 0, None),  # lab.yaml: 108 entries at most, the stock 1024 holds them
+    (17, 2, 0, 2048),  # ra-ethernet: 3 * 20 * 20 = 1200
+    (17, 2, 900, 4096),  # entries another lab holds count too
+    (64, 1, 0, 16384),  # pod64: 3 * 66 * 66 = 13068
+])
+def test_the_shared_arp_table_is_sized_for_every_pair_of_nodes(tmp_path: Path, hosts: int, switches: int,
+                                                                in_use: int, raise_to: int | None) -> None:
+    usage = dataclasses.replace(IDLE_MACHINE, neighbours=in_use)
+    found = {s.name: s for s in limits.shortfalls(hosts, switches, usage, stand_in(tmp_path), ENOUGH_FILES)}
+    short = found.get(limits.NEIGHBOUR_LIMIT)
+    assert (short.raise_to if short else None) == raise_to
+    if short:
+        assert short.need == in_use + limits.NEIGHBOUR_NETWORKS * (hosts + switches + 1) ** 2
+        assert short.fix == f"sysctl -w {limits.NEIGHBOUR_LIMIT}={raise_to}"
+
+
+def test_arp_entries_are_read_from_the_kernels_table_statistics(tmp_path: Path) -> None:
+    """/proc/net/stat/arp_cache as this machine prints it: hex columns, one line per CPU, the first
+    column the table's entries (all namespaces)."""
+    stat = tmp_path / "net" / "stat" / "arp_cache"
+    stat.parent.mkdir(parents=True)
+    stat.write_text(
+        "entries  allocs   destroys hash_grows lookups  hits     res_failed rcv_probes_mcast rcv_probes_ucast "
+        "periodic_gc_runs forced_gc_runs unresolved_discards table_fulls\n"
+        "000007d3 000067da 00008f85 00000005   000c3185 000276eb 0000009c   00000000         00000000         "
+        "00000c5b         00048a6e       00000000            000488e5\n"
+        "000007d3 00006c71 000044c6 00000004   000c6f22 00029714 00000098   00000000         00000000         "
+        "00000000         0004a7aa       00000000            0004a60e\n")
+    assert limits._arp_entries(tmp_path) == 0x7D3
+    assert limits._arp_entries(tmp_path / "missing") == 0
+    assert limits.measure_usage().neighbours >= 0
 
 
 def test_usage_counts_this_process_inotify_instance() -> None:

@@ -17,13 +17,21 @@ IB_PLATFORMS = ("mlnxos-ib",)
 
 @dataclass(frozen=True)
 class SwitchModel:
-    """A switch model: platform, front-panel port count and, for modular chassis, ports per slot."""
+    """A switch model: platform, front-panel port count and, for modular chassis, ports per slot.
+
+    ``buffer_mib`` is the packet buffer its ports share (the ASIC's: Spectrum 16 MB, Spectrum-2
+    and Tomahawk 2 42 MB, Tomahawk 3 64 MB); one congested port can take most of it. The lab
+    gives each switch port that much queue, so an incast that the real switch absorbs (16 storage
+    nodes sending to one client) is absorbed in the lab too. InfiniBand is credit-based and never
+    drops for congestion; its figure only sizes the lab's queue.
+    """
 
     name: str
     platform: str
     ports: int
     speed_gbps: float
     ports_per_slot: int = 0  # 0: fixed chassis, ports numbered 1..ports
+    buffer_mib: int = 16
 
     @property
     def modular(self) -> bool:
@@ -36,13 +44,13 @@ SWITCH_MODELS: dict[str, SwitchModel] = {
         SwitchModel("SN2100", "onyx", 16, 100),
         SwitchModel("SN2410", "onyx", 56, 100),
         SwitchModel("SN2700", "onyx", 32, 100),
-        SwitchModel("SN3700", "onyx", 32, 200),
+        SwitchModel("SN3700", "onyx", 32, 200, buffer_mib=42),
         SwitchModel("SB7800", "mlnxos-ib", 36, 100),
         SwitchModel("SB7700", "mlnxos-ib", 36, 100),
         SwitchModel("QM8700", "mlnxos-ib", 40, 200),
         SwitchModel("7060CX-32S", "eos", 32, 100),
-        SwitchModel("7260CX3-64", "eos", 64, 100),
-        SwitchModel("7368X", "eos", 128, 100, ports_per_slot=8),
+        SwitchModel("7260CX3-64", "eos", 64, 100, buffer_mib=42),
+        SwitchModel("7368X", "eos", 128, 100, ports_per_slot=8, buffer_mib=64),
         SwitchModel("vEOS", "eos", 128, 100),
     )
 }

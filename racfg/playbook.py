@@ -210,12 +210,15 @@ def _items(res: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def skip_reasons(res: dict[str, Any]) -> list[str]:
-    """The "skipped: why" lines a role printed (a debug task, or each item of a loop of them)."""
+    """The "skipped: why" lines a role printed: a debug task's message, each line of a message
+    that is a list (one task says all a role left alone on a host: a task costs the controller a
+    worker per host, skipped or not), or each item of a loop of them."""
     out = []
     for r in _items(res):
         msg = r.get("msg")
-        if isinstance(msg, str) and msg.strip().lower().startswith(SKIP_PREFIX):
-            out.append(" ".join(msg.strip()[len(SKIP_PREFIX):].split()))
+        for line in msg if isinstance(msg, list) else [msg]:
+            if isinstance(line, str) and line.strip().lower().startswith(SKIP_PREFIX):
+                out.append(" ".join(line.strip()[len(SKIP_PREFIX):].split()))
     return out
 
 

@@ -30,7 +30,7 @@ from racfg.lab.sh import ok, run
 
 DEFAULT_SCALE_MBIT_PER_100G = 1000  # 100G declared -> 1 Gbit/s in the lab
 FRESH_SWITCH_MTU = 1500
-PORT_BUFFER_BYTES = 16 * 1024 * 1024  # a switch port's packet buffer, in bytes (see Shaper)
+PORT_BUFFER_BYTES = 16 * 1024 * 1024  # a switch port's packet buffer unless its model says (see Shaper)
 QUEUE_FLOOR_MS = 50  # ... or this much of line rate on a slow link
 BURST_FLOOR = 64 * 1024  # a few jumbo frames
 
@@ -95,15 +95,27 @@ def setup_switch_netns(netns: str) -> None:
     ip(netns, "link", "set", names.BRIDGE_IFNAME, "up")
 
 
-def add_cable(host_netns: str, nic: str, switch_netns: str, switch_ifname: str, rate_mbit: int) -> str:
-    """Cable a host NIC to a switch port; returns the host NIC's MAC address."""
+def port_buffer_bytes(model: str) -> int:
+    """A switch model's packet buffer (racfg.catalog), the queue its lab ports get; unknown
+    models get a Spectrum's 16 MB."""
+    from racfg.catalog import SWITCH_MODELS
+
+    known = SWITCH_MODELS.get(model)
+    return known.buffer_mib * 1024 * 1024 if known else PORT_BUFFER_BYTES
+
+
+def add_cable(host_netns: str, nic: str, switch_netns: str, switch_ifname: str, rate_mbit: int,
+              buffer_bytes: int = PORT_BUFFER_BYTES) -> str:
+    """Cable a host NIC to a switch port (whose packet buffer is ``buffer_bytes``, the switch
+    model's); returns the host NIC's MAC address."""
     if not link_exists(switch_ifname, switch_netns):
         ip(None, "link", "add", nic, "netns", host_netns, "type", "veth",
            "peer", "name", switch_ifname, "netns", switch_netns)
     ip(switch_netns, "link", "set", switch_ifname, "mtu", str(FRESH_SWITCH_MTU), "master", names.BRIDGE_IFNAME)
     ip(switch_netns, "link", "set", switch_ifname, "up")
     ip(host_netns, "link", "set", nic, "up")
-    set_cable_rate(CableEnds(switch_netns, switch_ifname, host_netns, nic), rate_mbit)
+    set_rate(switch_netns, switch_ifname, rate_mbit, buffer_bytes)
+    set_rate(host_netns, nic, rate_mbit, PORT_BUFFER_BYTES)
     return link_info(host_netns, nic).get("address", "")
 
 
@@ -132,13 +144,16 @@ class Shaper:
     woken late on a busy 2-core machine does not lose tokens, and too little to matter against a
     measurement (0.2% of a 3 s window, which smoke starts after a warm-up second anyway).
 
-    ``limit`` is the port's packet buffer, in bytes: a real switch's (a Spectrum SN2700 shares
-    16 MB between its ports, and one congested port can take most of it), or 50 ms of line rate
-    on a link slow enough that this is more. The lab scales rates down, not packet sizes nor TCP
-    windows, so a buffer kept in time (50 ms at 1 Gbit/s, 6 MB) would be smaller than the real
-    one in what matters to TCP: measured on this machine, 8 TCP flows into one 1 Gbit/s port
-    (smoke's incast, storage hosts sending to a client) peak at 3-7 MB of queue, and a 6 MB
-    queue dropped now and then, which the lab switch rightly counts as egress discards.
+    ``limit`` is the port's packet buffer, in bytes: the real switch model's (a Spectrum SN2700
+    shares 16 MB between its ports, a 7368X's Tomahawk 3 64 MB, and one congested port can take
+    most of it; see racfg.catalog), or 50 ms of line rate on a link slow enough that this is
+    more. The lab scales rates down, not packet sizes nor TCP windows, so a buffer kept in time
+    (50 ms at 1 Gbit/s, 6 MB) would be smaller than the real one in what matters to TCP:
+    measured on this machine, 8 TCP flows into one 1 Gbit/s port (smoke's incast, storage hosts
+    sending to a client) peak at 3-7 MB of queue, and a 6 MB queue dropped now and then, which
+    the lab switch rightly counts as egress discards. On a 64-host lab of a 7368X, 16 storage
+    hosts into one port overran a 16 MB queue on 3 of 48 ports during smoke (40-156 discards),
+    which that switch's 64 MB buffer is there to absorb.
     """
 
     rate_bit: int
@@ -146,31 +161,48 @@ class Shaper:
     limit: int
 
     @classmethod
-    def for_rate(cls, rate_mbit: float) -> Shaper:
+    def for_rate(cls, rate_mbit: float, buffer_bytes: int = PORT_BUFFER_BYTES) -> Shaper:
         rate_bit = max(1, round(rate_mbit * 1_000_000))  # a rate read back from tc may be fractional Mbit/s
         burst = max(BURST_FLOOR, rate_bit // 8 // 200)
-        limit = max(PORT_BUFFER_BYTES, rate_bit // 8 * QUEUE_FLOOR_MS // 1000) + burst
+        limit = max(buffer_bytes, rate_bit // 8 * QUEUE_FLOOR_MS // 1000) + burst
         return cls(rate_bit, burst, limit)
 
     def tc_args(self) -> list[str]:
         return ["tbf", "rate", f"{self.rate_bit}bit", "burst", str(self.burst), "limit", str(self.limit)]
 
 
-def set_rate(netns: str, ifname: str, rate_mbit: float) -> None:
-    """Shape egress of one veth end with tbf (see ``Shaper``)."""
+def set_rate(netns: str, ifname: str, rate_mbit: float, buffer_bytes: int | None = None) -> None:
+    """Shape egress of one veth end with tbf (see ``Shaper``). Without ``buffer_bytes`` the end
+    keeps the buffer it has (a new rate, or a cable moved to this port, does not change the
+    switch), else the default."""
+    if buffer_bytes is None:
+        buffer_bytes = _read_tbf(netns, ifname)[1] or PORT_BUFFER_BYTES
     run(["ip", "netns", "exec", netns, "tc", "qdisc", "replace", "dev", ifname, "root",
-         *Shaper.for_rate(rate_mbit).tc_args()])
+         *Shaper.for_rate(rate_mbit, buffer_bytes).tc_args()])
 
 
-def read_rate_mbit(netns: str, ifname: str) -> float | None:
+def _read_tbf(netns: str, ifname: str) -> tuple[float | None, int | None]:
+    """The rate (Mbit/s) and queue (bytes) of an end's tbf, as tc reports them: the queue as a
+    latency at the rate (``lat``, microseconds)."""
     proc = run(["ip", "netns", "exec", netns, "tc", "-j", "qdisc", "show", "dev", ifname], check=False, quiet=True)
     try:
         for qdisc in json.loads(proc.stdout or "[]"):
             if qdisc.get("kind") == "tbf":
-                return qdisc["options"]["rate"] * 8 / 1e6
-    except (ValueError, KeyError):
-        return None
-    return None
+                rate_bytes = qdisc["options"]["rate"]
+                lat_us = qdisc["options"].get("lat")
+                return rate_bytes * 8 / 1e6, (round(rate_bytes * lat_us / 1e6) if lat_us else None)
+    except (ValueError, KeyError, TypeError):
+        return None, None
+    return None, None
+
+
+def read_rate_mbit(netns: str, ifname: str) -> float | None:
+    return _read_tbf(netns, ifname)[0]
+
+
+def read_buffer_bytes(netns: str, ifname: str) -> int | None:
+    """An end's queue in bytes (a switch port's: its model's packet buffer, see ``Shaper``)."""
+    return _read_tbf(netns, ifname)[1]
 
 
 def set_admin(netns: str, ifname: str, up: bool) -> None:

@@ -216,13 +216,15 @@ def _build(cluster: Cluster, path: Path, inv_hash: str, scale: int, say: Progres
 
         step = "cables"
         ports: dict[str, dict[str, dict]] = {name: {} for name in cluster.switches}
+        buffers = {name: fabric.port_buffer_bytes(sw.spec.model) for name, sw in cluster.switches.items()}
         for host in cluster.hosts:
             for nic in host.nics:
                 assert nic.port is not None and nic.port_index is not None
                 sw_state = state.switches[nic.switch]
                 ifname = names.switch_port_ifname(nic.port_index, nic.lane)
                 rate = fabric.lab_rate_mbit(nic.speed_gbps, scale)
-                mac = fabric.add_cable(state.hosts[host.name].netns, nic.name, sw_state.netns, ifname, rate)
+                mac = fabric.add_cable(state.hosts[host.name].netns, nic.name, sw_state.netns, ifname, rate,
+                                       buffers[nic.switch])
                 state.cables.append(CableState(host.name, nic.name, nic.switch, nic.port, ifname, nic.speed_gbps, rate))
                 ports[nic.switch][nic.port] = {
                     "ifname": ifname, "speed_gbps": nic.speed_gbps, "lab_rate_mbit": rate,

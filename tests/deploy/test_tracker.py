@@ -61,18 +61,22 @@ def test_loop_failure_names_the_failed_items():
 
 
 def test_skipped_with_reason_lines_are_kept_per_role_and_host():
-    """A role's "skipped: why" debug line (or each item of a loop of them) becomes a recap entry;
+    """A role's "skipped: why" debug line (each line of a list message, each item of a loop of
+    them) becomes a recap entry;
     a task Ansible skipped on a condition, or any other message, does not."""
     t = PlaybookTracker()
     t.handle(ev("runner_on_ok", host="dgx01", task="Say why", role="weka",
                 res={"msg": "skipped: no Weka distribution given (software.weka.dist)"}))
     t.handle(ev("runner_on_ok", host="stor01", task="Say where", role="nvme_storage",
                 res={"results": [{"msg": "skipped: /dev/nvme0n1 scheduler none: absent"}, {"msg": "fine"}]}))
+    t.handle(ev("runner_on_ok", host="stor01", task="Say what is left alone", role="common",
+                res={"msg": ["skipped: clock discipline: no CAP_SYS_TIME", "governor performance", 3]}))
     t.handle(ev("runner_on_ok", host="stor01", task="Report", role="ofed", res={"msg": "RDMA devices: mlx5_0"}))
     t.handle(ev("runner_on_skipped", host="stor01", task="gpu"))
     assert t.hosts["dgx01"].as_dict()["skips"] == [
         {"role": "weka", "reason": "no Weka distribution given (software.weka.dist)"}]
-    assert t.hosts["stor01"].skips == [{"role": "nvme_storage", "reason": "/dev/nvme0n1 scheduler none: absent"}]
+    assert t.hosts["stor01"].skips == [{"role": "nvme_storage", "reason": "/dev/nvme0n1 scheduler none: absent"},
+                                       {"role": "common", "reason": "clock discipline: no CAP_SYS_TIME"}]
 
 
 def test_a_real_playbook_run_records_every_event_and_keeps_no_fact_files(tmp_path):

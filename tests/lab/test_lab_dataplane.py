@@ -220,6 +220,35 @@ def iperf3(lab: testing.LabHandle, client: str, server: str, address: str, *args
 
 
 @LAB
+def test_switch_ports_queue_their_models_buffer_and_keep_it_at_a_new_rate(dlab) -> None:
+    """sw1 is an SN2700 (Spectrum, 16 MiB), sweos a 7368X (Tomahawk 3, 64 MiB): each port gets its
+    model's buffer; a host NIC's egress the default; a new lab rate keeps the port's buffer."""
+    from racfg.lab import fabric
+
+    def buffers() -> dict[str, int | None]:
+        state = dlab.state
+        out = {}
+        for cable in state.cables:
+            if cable.host == "dgx01":
+                out[cable.switch] = fabric.read_buffer_bytes(state.switches[cable.switch].netns, cable.switch_ifname)
+                out[f"dgx01:{cable.nic}"] = fabric.read_buffer_bytes(state.hosts["dgx01"].netns, cable.nic)
+        return out
+
+    mib = 1024 * 1024
+    want = {"sw1": 16 * mib, "sweos": 64 * mib, "dgx01:data0": 16 * mib, "dgx01:data1": 16 * mib}
+
+    def near(got: dict[str, int | None]) -> bool:  # tc keeps the queue as microseconds at the rate
+        return got.keys() == want.keys() and all(abs((got[k] or 0) - v) <= 1024 for k, v in want.items())
+
+    assert near(buffers()), buffers()
+    api.set_link(dlab.site, "dgx01", "data1", rate_mbit=300)
+    try:
+        assert near(buffers()), buffers()
+    finally:
+        api.set_link(dlab.site, "dgx01", "data1", rate_mbit=1000)
+
+
+@LAB
 @pytest.mark.parametrize("direction", ["storage sends", "storage receives"])
 def test_a_shaped_cable_limits_both_directions(dlab, pair, direction) -> None:
     storage, dgx, dgx_address = pair

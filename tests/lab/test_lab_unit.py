@@ -56,6 +56,15 @@ def test_shaper_buffer_holds_an_incast_and_the_burst_stays_small(rate_mbit: floa
     assert shaper.burst * 8 <= 0.005 * shaper.rate_bit or shaper.burst == 64 * 1024
 
 
+@pytest.mark.parametrize(("model", "mib"), [("SN2700", 16), ("SN3700", 42), ("7368X", 64), ("no-such-model", 16)])
+def test_a_switch_port_queues_its_models_packet_buffer(model: str, mib: int) -> None:
+    from racfg.lab.fabric import port_buffer_bytes
+
+    assert port_buffer_bytes(model) == mib * 1024 * 1024
+    shaper = Shaper.for_rate(1000, port_buffer_bytes(model))
+    assert shaper.limit == mib * 1024 * 1024 + shaper.burst
+
+
 def test_mgmt_gateway_is_first_address_of_subnet(tmp_path) -> None:
     from racfg.inventory import load_cluster
 

@@ -83,3 +83,14 @@ def test_directories_commands_and_only_if(host: Path) -> None:
     assert racfg_probe.applies({"only_if": {"exists": str(host / "etc")}}) is True
     has_bit = racfg_probe.bounding_capabilities() >> 25 & 1
     assert racfg_probe.applies({"only_if": {"lacks_capability": 25}}) is (not has_bit)
+
+
+def test_outputs_are_returned_by_name_and_a_failing_command_fails_the_probe() -> None:
+    """fabric's guard decides on ``ip -j addr show`` read through the probe: its output comes back
+    as is, and a command that fails is an error (never an empty, "nothing there" output)."""
+    outputs, error = racfg_probe.command_outputs([{"name": "echo", "argv": ["printf", "%s\\n", "a", "b"]}])
+    assert (outputs, error) == ({"echo": "a\nb\n"}, None)
+    outputs, error = racfg_probe.command_outputs([{"name": "no", "argv": ["sh", "-c", "echo gone; exit 3"]}])
+    assert outputs == {} and error == "sh -c echo gone; exit 3 failed (exit 3): gone"
+    _outputs, error = racfg_probe.command_outputs([{"name": "x", "argv": ["/nonexistent/racfg-tool"]}])
+    assert error is not None and error.startswith("/nonexistent/racfg-tool failed (exit 127)")

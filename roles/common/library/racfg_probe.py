@@ -81,12 +81,20 @@ options:
     type: list
     elements: str
     default: []
+  outputs:
+    description: >-
+      "{name, argv}: read-only commands whose output the role decides on (ip -j addr show), returned
+      under their names. One that fails fails the probe, as a command task would."
+    type: list
+    elements: dict
+    default: []
 """
 
 RETURN = r"""
 differs: {description: what is not as wanted, one line each (empty when the host is converged), type: list}
 read: {description: path -> content (null when missing), type: dict}
 exists: {description: path -> whether it exists, type: dict}
+outputs: {description: name -> the command's stdout, type: dict}
 checked: {description: how many things were compared, type: int}
 """
 
@@ -211,6 +219,19 @@ def command_differs(spec: dict) -> list[str]:
     return [] if rc == 0 else [f"{spec.get('why') or ' '.join(spec['argv'])} (exit {rc})"]
 
 
+def command_outputs(items: list[dict]) -> tuple[dict[str, str], str | None]:
+    """Each ``{name, argv}`` command's stdout by name, or why one failed (the probe then fails:
+    a role cannot decide on the output of a command that did not work)."""
+    outputs = {}
+    for item in items:
+        argv = [str(arg) for arg in item["argv"]]
+        rc, out = run(argv)
+        if rc != 0:
+            return outputs, f"{' '.join(argv)} failed (exit {rc}): {out.strip()[:300]}"
+        outputs[item["name"]] = out
+    return outputs, None
+
+
 def bounding_capabilities() -> int:
     """The capability bounding set of this process (what the host lets its services have)."""
     status = (read_bytes("/proc/self/status") or b"").decode(errors="replace")
@@ -230,11 +251,14 @@ def applies(spec: dict) -> bool:
 
 
 def main() -> None:
-    lists = ("files", "directories", "contains", "absent_lines", "units", "values", "commands")
+    lists = ("files", "directories", "contains", "absent_lines", "units", "values", "commands", "outputs")
     spec = {name: {"type": "list", "elements": "dict", "default": []} for name in lists}
     spec.update({name: {"type": "list", "elements": "str", "default": []} for name in ("packages", "read", "exists")})
     module = AnsibleModule(argument_spec=spec, supports_check_mode=True)
     params = module.params
+    outputs, error = command_outputs(params["outputs"])
+    if error:
+        module.fail_json(msg=error)
     checks = ((file_differs, params["files"]), (directory_differs, params["directories"]),
               (contains_differs, params["contains"]), (absent_line_differs, params["absent_lines"]),
               (values_differ, params["values"]), (command_differs, params["commands"]))
@@ -250,7 +274,7 @@ def main() -> None:
         data = read_bytes(path)
         read[path] = None if data is None else data.decode(errors="replace")
     checked = sum(len(items) for _check, items in checks) + len(params["packages"]) + len(params["units"])
-    module.exit_json(changed=False, differs=differs, checked=checked, read=read,
+    module.exit_json(changed=False, differs=differs, checked=checked, read=read, outputs=outputs,
                      exists={path: os.path.exists(path) for path in params["exists"]})
 
 

@@ -44,6 +44,7 @@ def run_cases(tmp_path: Path, tasks: list[dict[str, Any]], variables: dict[str, 
                           "-e", f"ansible_python_interpreter={sys.executable}", str(tmp_path / "play.yml")],
                          capture_output=True, text=True, timeout=600, cwd=tmp_path,
                          env={"ANSIBLE_NOCOLOR": "1", "HOME": str(tmp_path),
+                              "ANSIBLE_LIBRARY": str(ROLES / "common" / "library"),  # racfg_probe
                               "PATH": f"{bin_dir}:/usr/sbin:/usr/bin:/sbin:/bin"})
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-2000:]
     outcomes = json.loads((tmp_path / "outcomes.json").read_text())
@@ -90,10 +91,11 @@ def test_fabric_postcondition_reuses_the_role_read_and_names_expected_and_actual
     NIC: unchanged and right, it passes on guard's read (no second probe); after a change (drift) it
     reads again, and a wrong MTU or address, or a missing NIC, fails naming both."""
     guard = [t for t in load_yaml(ROLES / "fabric/tasks/guard.yml")
-             if t["name"] == "Read the host's links and addresses"]
+             if t["name"] == "Read the host's links and addresses, and look for netplan and ifupdown"]
+    assert len(guard) == 1
     variables = {**load_yaml(ROLES / "fabric/defaults/main.yml"), **load_yaml(ROLES / "fabric/vars/main.yml"),
                  "racfg_role": "storage", "racfg_cluster_hosts": [], "fabric_settle_retries": 1,
-                 "fabric_settle_delay_s": 0}
+                 "fabric_settle_delay_s": 0, "fabric_backend": "networkd"}
     lo = loopback()
     outcomes = run_cases(tmp_path, guard + load_yaml(ROLES / "fabric/tasks/verify.yml"), variables, {
         "right": {"common_data_nics": [lo], "fabric_live_drift": []},

@@ -124,4 +124,3 @@ def _compare(runs: tuple[str, str], tolerance: float, fmt: ResultFormat, output:
     path_b, b = load_report(runs[1])
     report = compare_reports(a, b, tolerance, (str(path_a.parent), str(path_b.parent)))
     return emit(report, fmt, output, None, verbose=True if fmt is ResultFormat.table else verbose)
-

@@ -114,8 +114,7 @@ def add_cable(host_netns: str, nic: str, switch_netns: str, switch_ifname: str, 
     ip(switch_netns, "link", "set", switch_ifname, "mtu", str(FRESH_SWITCH_MTU), "master", names.BRIDGE_IFNAME)
     ip(switch_netns, "link", "set", switch_ifname, "up")
     ip(host_netns, "link", "set", nic, "up")
-    set_rate(switch_netns, switch_ifname, rate_mbit, buffer_bytes)
-    set_rate(host_netns, nic, rate_mbit, PORT_BUFFER_BYTES)
+    set_cable_rate(CableEnds(switch_netns, switch_ifname, host_netns, nic), rate_mbit, buffer_bytes)
     return link_info(host_netns, nic).get("address", "")
 
 
@@ -129,10 +128,11 @@ class CableEnds:
     nic: str
 
 
-def set_cable_rate(ends: CableEnds, rate_mbit: float) -> None:
+def set_cable_rate(ends: CableEnds, rate_mbit: float, switch_buffer_bytes: int | None = None) -> None:
     """The lab line rate of a cable, both directions: switch port egress (to the host) and host
-    NIC egress (to the switch). Shaping only the switch side would let a host send unlimited."""
-    set_rate(ends.switch_netns, ends.switch_ifname, rate_mbit)
+    NIC egress (to the switch). Shaping only the switch side would let a host send unlimited.
+    ``switch_buffer_bytes`` is given when a cable is made; a rate change keeps each end's."""
+    set_rate(ends.switch_netns, ends.switch_ifname, rate_mbit, switch_buffer_bytes)
     set_rate(ends.host_netns, ends.nic, rate_mbit)
 
 

@@ -12,10 +12,10 @@ every network namespace, and only the machine's own ``net.ipv4.neigh.default.gc_
 bounds it: a 64-host lab whose GPU servers all ping the 16 storage nodes at once (validate's
 jumbo matrix) needs about 2000 fresh entries, and past the limit the kernel drops the ARP
 requests ("neighbor table overflow!" in dmesg), so the later hosts' pings fail on a healthy fabric.
-A sysctl short of what is needed is raised with a printed note, the
-original is recorded under the lab root and put back when the last lab goes down; where it
-may not be raised (``RACFG_LAB_RAISE_LIMITS=0``, a read-only /proc/sys, a cgroup limit,
-memory) ``lab up`` refuses with the exact command that would fix it.
+A sysctl short of what is needed is raised with a printed note, the original is recorded under
+the lab root and put back when the last lab goes down; where it may not be raised
+(``RACFG_LAB_RAISE_LIMITS=0``, a read-only /proc/sys, a cgroup limit, memory) ``lab up``
+refuses with the exact command that would fix it.
 
 The per-node costs below were measured on this machine kind (bookworm image, booted host,
 then after a deploy) and carry a margin; they are estimates, the check is a floor.

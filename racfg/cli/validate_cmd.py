@@ -13,7 +13,7 @@ from racfg.cli.providers import overrides_for
 from racfg.cli.reporting import FORMAT_OPTION, LIMIT_OPTION, OUTPUT_OPTION, VERBOSE_OPTION, ResultFormat, emit
 from racfg.console import is_tty
 from racfg.inventory import load_cluster
-from racfg.validate.command import CATEGORIES, ValidateOptions, run_validate
+from racfg.validate import CATEGORIES
 
 CATEGORY_HELP = "Only these categories: " + ", ".join(CATEGORIES) + "; repeatable."
 VALIDATE_EXIT = ("Exit codes: 0 every check passed or was skipped with its reason; 1 a check failed; "
@@ -40,6 +40,8 @@ def validate(
     LLDP. Each failure names the target, the check, expected and actual, and the fix (the deploy
     command, or the operator action). Read-only: nothing is changed on any host or switch.
     """
+    from racfg.validate.command import ValidateOptions, run_validate  # pytest and paramiko: only here
+
     cluster = load_cluster(inventory)
     overrides = overrides_for(cluster)
     live = is_tty(sys.stderr)

@@ -101,8 +101,9 @@ def run_deploy(cluster: Cluster, options: DeployOptions, title: str = "deploy",
             record.write_json("connection.json", {"provider": overrides.provider,
                                                   "substitutions": list(overrides.substitutions)})
         wants_baseline = not options.check and options.baseline and not options.limit
-        # site.yml records the hosts' baseline facts in its last play, from the facts its first play
-        # gathered (one run, one facts gathering): no second playbook run per deploy.
+        # The common role's probe reads each host's baseline document at the start of the run
+        # (racfg_record_baseline); if the run changes nothing, that is the state it leaves, and the
+        # baseline needs no facts play after it (see record_baseline).
         staging = staging_dir(cluster.name) if wants_baseline and options.playbook == "site.yml" else None
         baseline_vars = {"racfg_record_baseline": True} if staging is not None else {}
         with _switch_secrets(cluster, in_scope, overrides) as secrets:
@@ -128,8 +129,8 @@ def run_deploy(cluster: Cluster, options: DeployOptions, title: str = "deploy",
         hosts = [h.as_dict() for h in sorted(tracker.hosts.values(), key=lambda h: h.name)]
         outcome = DeployOutcome(record, hosts, _exit_code(tracker, interrupted), interrupted,
                                 diffs=[{"host": d.host, "task": d.task, "diff": d.text} for d in tracker.diffs])
-        if staging is not None:
-            write_host_facts(staging, tracker.host_facts)
+        if staging is not None and tracker.totals["changed"] == 0:
+            write_host_facts(staging, tracker.host_facts)  # read before the run, and nothing changed since
         if outcome.exit_code == ExitCode.OK and wants_baseline:
             outcome.baseline, outcome.baseline_error = record_baseline(cluster, run, record, overrides, stop,
                                                                        staging=staging,
@@ -184,21 +185,24 @@ def record_baseline(cluster: Cluster, run: Playbook, record: RunRecord,
                     ) -> tuple[Path | None, str | None]:
     """Keep host facts and switch facts as the baseline.
 
-    ``staging`` holds the host facts the run itself wrote (site.yml's last play); without it
-    they are collected by a run of playbooks/facts.yml. ``switch_facts`` are the facts of the
-    switches the run's switch play read and left unchanged: those switches are not read again.
+    ``staging`` holds the host documents the run itself read and can vouch for (the common
+    role's probe, in a run that changed nothing); the hosts without one are read now by a run
+    of playbooks/facts.yml limited to them (every host after a run that changed something).
+    ``switch_facts`` are the facts of the switches the run's switch play read and left
+    unchanged: those switches are not read again.
     Returns (baseline directory, None), or (None, why not): the previous baseline then stays.
     """
-    if staging is None:
-        staging, error = collect_facts(cluster, run.inventory, run.connection_inventory, record.path / "facts",
-                                       overrides, stop, forks=run.selection.forks)
-    else:
-        error = _missing_host_facts(cluster, staging) or _add_switch_facts(cluster, staging, overrides,
-                                                                           known=switch_facts)
-        if error is not None:
-            shutil.rmtree(staging, ignore_errors=True)
-            staging = None
-    if staging is None:
+    staging = staging if staging is not None else staging_dir(cluster.name)
+    missing = [h.name for h in cluster.hosts if not (staging / "hosts" / f"{h.name}.json").is_file()]
+    error = None
+    if missing:
+        error = read_host_facts(run.inventory, run.connection_inventory, record.path / "facts", staging,
+                                stop, forks=run.selection.forks,
+                                limit=",".join(missing) if len(missing) < len(cluster.hosts) else None)
+    error = error or _missing_host_facts(cluster, staging) or _add_switch_facts(cluster, staging, overrides,
+                                                                                known=switch_facts)
+    if error is not None:
+        shutil.rmtree(staging, ignore_errors=True)
         return None, error
     path = commit_baseline(cluster.name, staging, {"site": cluster.name, "run": str(record.path),
                                                    "inventory": str(cluster.path), "source": f"deploy "
@@ -212,21 +216,32 @@ def collect_facts(cluster: Cluster, inventory: Path, connection_inventory: Path 
     """Read every host's and switch's facts into a fresh staging directory (hosts/, switches/).
 
     Returns (staging directory, None) or (None, why not). Read-only: facts.yml changes nothing.
-    Used for the baseline after a deploy and by drift for "now".
+    Used by drift for "now".
     """
     staging = staging_dir(cluster.name)
+    error = read_host_facts(inventory, connection_inventory, record_dir, staging, stop, forks=forks)
+    error = error or _add_switch_facts(cluster, staging, overrides)
+    if error is not None:
+        shutil.rmtree(staging, ignore_errors=True)
+        return None, error
+    return staging, None
+
+
+def read_host_facts(inventory: Path, connection_inventory: Path | None, record_dir: Path, staging: Path,
+                    stop: threading.Event | None = None, forks: int = 20, limit: str | None = None) -> str | None:
+    """Run playbooks/facts.yml (on ``limit``, else every host) and write each host's document into
+    ``staging``; None, or why the facts could not be read."""
     facts_run = Playbook(playbook="facts.yml", inventory=inventory, record_dir=record_dir,
-                            selection=Selection(forks=forks),
-                            connection_inventory=connection_inventory)
+                         selection=Selection(forks=forks, limit=limit),
+                         connection_inventory=connection_inventory)
     tracker = PlaybookTracker()
     if facts_run.run(tracker, stop or threading.Event()):
-        return None, "interrupted"
+        return "interrupted"
     write_host_facts(staging, tracker.host_facts)
     if tracker.totals["failed"] or tracker.totals["unreachable"] or not tracker.stats_seen:
         problems = [f"{h.name}: {p}" for h in tracker.hosts.values() for p in h.problems]
-        return None, "host facts could not be read (" + ("; ".join(problems[:3]) or "facts run failed") + ")"
-    error = _add_switch_facts(cluster, staging, overrides)
-    return (None, error) if error else (staging, None)
+        return "host facts could not be read (" + ("; ".join(problems[:3]) or "facts run failed") + ")"
+    return None
 
 
 def write_host_facts(staging: Path, facts: dict[str, dict[str, Any]]) -> None:
@@ -263,6 +278,9 @@ def _add_switch_facts(cluster: Cluster, staging: Path, overrides: ConnectionOver
 def switch_baseline(cluster: Cluster, overrides: ConnectionOverrides = NO_OVERRIDES,
                     skip: set[str] | None = None) -> dict[str, dict[str, Any]]:
     """Version and per-port MTU/state of every switch not in ``skip``, read over SSH with the switch drivers."""
+    names = [name for name in cluster.switches if name not in (skip or set())]
+    if not names:
+        return {}  # before the imports: the drivers load netmiko, which a run that reads no switch never needs
     from racfg.render.ansible_inventory import switch_vars
     from racfg.switches import SwitchTarget, read_facts, resolve_password
 
@@ -273,8 +291,5 @@ def switch_baseline(cluster: Cluster, overrides: ConnectionOverrides = NO_OVERRI
                                     overrides=overrides)
         return read_facts(SwitchTarget.from_vars(spec, password)).to_dict()
 
-    names = [name for name in cluster.switches if name not in (skip or set())]
-    if not names:
-        return {}
     with ThreadPoolExecutor(max_workers=min(16, len(names))) as pool:
         return dict(zip(names, pool.map(one, names), strict=True))

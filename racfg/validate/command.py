@@ -24,11 +24,9 @@ from racfg.paths import validators_dir
 from racfg.render import write_rendered
 from racfg.results import Report, Result
 from racfg.run_record import RunRecord
+from racfg.validate import CATEGORIES
 from racfg.validate.collector import ResultCollector, check_id
 from racfg.validate.context import ContextPlugin, RenderedSite, ValidateContext
-
-CATEGORIES = ("system", "network", "fabric", "tuning", "packages", "rdma", "storage", "gpu", "weka",
-              "consistency", "switches")
 
 
 @dataclass

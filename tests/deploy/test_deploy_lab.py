@@ -116,6 +116,14 @@ def test_fresh_lab_converges_then_changes_nothing(lab: LabHandle, state_dir: Pat
     again = {h["host"]: h for h in json.loads(out)["hosts"]}
     assert {name: h["changed"] for name, h in again.items()} == dict.fromkeys(hosts, 0)
 
+    # The baseline of each run: the first changed the hosts, so facts.yml read them at its end; the
+    # second changed nothing and kept what the common role's probe read, with no facts play, and
+    # that is the same document.
+    assert (record / "facts" / "artifacts").is_dir()
+    second_record = Path(json.loads(out)["run"])
+    assert json.loads(out)["baseline"] and not (second_record / "facts").exists()
+    assert json.loads((baseline / "hosts" / "dgx01.json").read_text()) == facts
+
 
 def test_check_plans_a_drift_without_changing_it_and_deploy_repairs_it(lab: LabHandle, state_dir: Path):
     lab_exec(lab.site, "dgx01", ["ip", "link", "set", "data0", "mtu", "1500"], check=True)

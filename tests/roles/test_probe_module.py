@@ -94,3 +94,39 @@ def test_outputs_are_returned_by_name_and_a_failing_command_fails_the_probe() ->
     assert outputs == {} and error == "sh -c echo gone; exit 3 failed (exit 3): gone"
     _outputs, error = racfg_probe.command_outputs([{"name": "x", "argv": ["/nonexistent/racfg-tool"]}])
     assert error is not None and error.startswith("/nonexistent/racfg-tool failed (exit 127)")
+
+
+RECORDED = ROOT / "tests/hostfacts/fixtures"  # real host-tool output (see its conftest.py)
+
+
+def _fake_tool(bin_dir: Path, name: str, recorded: Path) -> None:
+    """A tool on PATH that prints a real host's recorded output."""
+    tool = bin_dir / name
+    tool.write_text(f"#!/bin/sh\ncat '{recorded}'\n")
+    tool.chmod(0o755)
+
+
+def test_host_facts_read_the_baseline_document_with_the_hosts_own_tools(tmp_path: Path, monkeypatch) -> None:
+    """The baseline document (host_facts): identity as given, the installed packages, OFED and a data
+    NIC's driver and firmware from real ofed_info/ethtool output, no GPU where nvidia-smi is missing,
+    an undeclared NIC as null and a declared drive that does not exist left out."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    ofed = RECORDED / "ofed_info-s_MLNX_OFED_LINUX-5.5-1.0.3.2_openucx-ucx-issue-8772.txt"
+    ethtool = RECORDED / "ethtool-i_mlx5_core_ConnectX-4-Lx_fw14.23.1020_inbox-driver_isc-projects-ethq-issue-8.txt"
+    _fake_tool(bin_dir, "ofed_info", ofed)
+    _fake_tool(bin_dir, "ethtool", ethtool)
+    system = [d for d in ("/usr/sbin", "/usr/bin", "/sbin", "/bin") if Path(d).is_dir()]
+    # nvidia-smi is on no directory of this PATH (no GPU here): the document says so with null
+    monkeypatch.setenv("PATH", os.pathsep.join([str(bin_dir), *system]))
+    doc = racfg_probe.host_facts({"nics": ["lo", "nope0"], "drives": [str(tmp_path / "no-such-drive")],
+                                  "identity": {"host": "dgx01", "kernel": "6.1.0"}})
+    assert doc["host"] == "dgx01" and doc["kernel"] == "6.1.0"
+    assert doc["ofed"] == "MLNX_OFED_LINUX-5.5-1.0.3.2"
+    assert doc["nics"]["lo"] == {"mtu": 65536, "addresses": ["127.0.0.1/8"], "driver": "mlx5_core",
+                                 "firmware": "14.23.1020"}
+    assert doc["nics"]["nope0"] is None
+    assert all(d.get("path") != str(tmp_path / "no-such-drive") for d in doc["drives"])
+    assert doc["gpu"] is None
+    assert "bash" in doc["packages"] and doc["packages"]["bash"]
+

@@ -8,6 +8,10 @@ something differs does it run its tasks, which then change, report (``--check``)
 exactly as before. The probe never changes anything, in or out of check mode, and errs on the
 side of "differs": a file it cannot read, a unit it cannot query, a command that fails all count
 as different, so a false "converged" cannot hide a change from deploy or drift.
+
+It also reads the facts racfg keeps as a baseline (``host_facts``), for playbooks/facts.yml and
+for the common role's probe of a ``racfg deploy`` run: a run that changes nothing then records
+its baseline from this read, without a module run per host at the end of the run.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from __future__ import annotations
 import glob
 import grp
 import hashlib
+import json
 import os
 import pwd
 import re
@@ -88,6 +93,15 @@ options:
     type: list
     elements: dict
     default: []
+  host_facts:
+    description: >-
+      "{nics, drives, identity}: also return the baseline document (racfg_host_facts): identity as
+      given (host, kernel, OS from Ansible's facts), the installed packages (dpkg-query or rpm),
+      ofed_info -s, each named data NIC's MTU, IPv4 addresses, driver and firmware, each declared
+      drive path's device and any other NVMe disk, the GPU driver and VBIOS. A missing tool
+      leaves its fact empty."
+    type: dict
+    default: {}
 """
 
 RETURN = r"""
@@ -96,6 +110,7 @@ read: {description: path -> content (null when missing), type: dict}
 exists: {description: path -> whether it exists, type: dict}
 outputs: {description: name -> the command's stdout, type: dict}
 checked: {description: how many things were compared, type: int}
+racfg_host_facts: {description: the baseline document, only when host_facts is given, type: dict}
 """
 
 
@@ -232,6 +247,73 @@ def command_outputs(items: list[dict]) -> tuple[dict[str, str], str | None]:
     return outputs, None
 
 
+def installed_packages() -> dict[str, str]:
+    """Every installed package and its version: dpkg-query, or rpm where there is no dpkg."""
+    rc, out = run(["dpkg-query", "-W", "-f", "${db:Status-Abbrev}\t${Package}\t${Version}\n"])
+    if rc == 0:
+        rows = [line.split("\t") for line in out.splitlines()]
+        return {r[1].split(":")[0]: r[2] for r in rows if len(r) == 3 and r[0].startswith("ii")}
+    rc, out = run(["rpm", "-qa", "--qf", "%{NAME}\t%{VERSION}-%{RELEASE}\n"])
+    return dict(line.split("\t", 1) for line in out.splitlines() if "\t" in line) if rc == 0 else {}
+
+
+def nic_facts(name: str, links: dict[str, dict]) -> dict | None:
+    link = links.get(name)
+    if link is None:
+        return None
+    addresses = [f"{a['local']}/{a['prefixlen']}" for a in link.get("addr_info", []) if a.get("family") == "inet"]
+    info: dict[str, str] = {}
+    rc, out = run(["ethtool", "-i", name])
+    for line in out.splitlines() if rc == 0 else []:
+        key, _, value = line.partition(":")
+        info[key.strip()] = value.strip()
+    return {"mtu": link.get("mtu"), "addresses": sorted(addresses), "driver": info.get("driver") or None,
+            "firmware": info.get("firmware-version") or None}
+
+
+def drive_facts(paths: list[str]) -> list[dict]:
+    """Each declared drive path by the device it resolves to, then every other NVMe disk."""
+    out = []
+    for path in paths:
+        if not os.path.exists(path):
+            continue
+        rc, text = run(["lsblk", "-J", "-b", "-d", "-o", "NAME,TYPE,SIZE,MODEL,SERIAL", path])
+        if rc != 0:
+            continue
+        for dev in json.loads(text).get("blockdevices", [])[:1]:
+            out.append({"path": path, **{k: dev.get(k) for k in ("name", "size", "model", "serial")}})
+    rc, text = run(["lsblk", "-J", "-b", "-d", "-e", "7", "-o", "NAME,PATH,TYPE,SIZE,MODEL,SERIAL"])
+    known = {d["path"] for d in out}
+    for dev in json.loads(text).get("blockdevices", []) if rc == 0 else []:
+        if dev.get("type") == "disk" and dev.get("path") not in known and "nvme" in str(dev.get("name")):
+            out.append({k: dev.get(k) for k in ("path", "name", "size", "model", "serial")})
+    return out
+
+
+def gpu_facts() -> dict | None:
+    rc, out = run(["nvidia-smi", "--query-gpu=driver_version,vbios_version", "--format=csv,noheader"])
+    if rc != 0 or not out.strip():
+        return None
+    rows = [[c.strip() for c in line.split(",")] for line in out.strip().splitlines()]
+    return {"driver": rows[0][0], "vbios": ", ".join(sorted({r[1] for r in rows if len(r) > 1}))}
+
+
+def host_facts(spec: dict) -> dict:
+    """The baseline document racfg keeps and drift compares: identity (host, kernel, OS, as Ansible's
+    facts know them) with what the host's own tools say."""
+    rc, text = run(["ip", "-j", "addr", "show"])
+    links = {link["ifname"]: link for link in json.loads(text)} if rc == 0 and text.strip() else {}
+    rc, ofed = run(["ofed_info", "-s"])
+    return {
+        **(spec.get("identity") or {}),
+        "packages": installed_packages(),
+        "ofed": ofed.strip().rstrip(":") if rc == 0 and ofed.strip() else None,
+        "nics": {name: nic_facts(name, links) for name in spec.get("nics") or []},
+        "drives": drive_facts(list(spec.get("drives") or [])),
+        "gpu": gpu_facts(),
+    }
+
+
 def bounding_capabilities() -> int:
     """The capability bounding set of this process (what the host lets its services have)."""
     status = (read_bytes("/proc/self/status") or b"").decode(errors="replace")
@@ -254,6 +336,7 @@ def main() -> None:
     lists = ("files", "directories", "contains", "absent_lines", "units", "values", "commands", "outputs")
     spec = {name: {"type": "list", "elements": "dict", "default": []} for name in lists}
     spec.update({name: {"type": "list", "elements": "str", "default": []} for name in ("packages", "read", "exists")})
+    spec["host_facts"] = {"type": "dict", "default": {}}
     module = AnsibleModule(argument_spec=spec, supports_check_mode=True)
     params = module.params
     outputs, error = command_outputs(params["outputs"])
@@ -274,8 +357,9 @@ def main() -> None:
         data = read_bytes(path)
         read[path] = None if data is None else data.decode(errors="replace")
     checked = sum(len(items) for _check, items in checks) + len(params["packages"]) + len(params["units"])
+    baseline = {"racfg_host_facts": host_facts(params["host_facts"])} if params["host_facts"] else {}
     module.exit_json(changed=False, differs=differs, checked=checked, read=read, outputs=outputs,
-                     exists={path: os.path.exists(path) for path in params["exists"]})
+                     exists={path: os.path.exists(path) for path in params["exists"]}, **baseline)
 
 
 if __name__ == "__main__":

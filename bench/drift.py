@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """`racfg drift` speed on the virtual lab (issue target in brackets):
 
-drift runs its three layers (config = check-mode deploy, state = validate, environment = facts
-against the baseline) concurrently, so its time is about the check-mode deploy's alone
+drift runs its state layer (validate) beside its config layer (the check-mode deploy), whose run
+also reads the facts its environment layer compares with the baseline, so its time is about the
+check-mode deploy's alone
 [drift <= 1.2x `racfg deploy --check`], on inventory/lab.yaml and on ra-ethernet.yaml in the lab
 (the lab copies of bench/benchlib.py). Needs root; builds and removes its labs.
 

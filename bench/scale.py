@@ -9,13 +9,16 @@ Sizes (each a lab of its own site, so it never meets another person's lab):
 
 Per size: ``lab up`` (wall, memory), first deploy, no-change re-run, the same re-run by plain
 ``ansible-playbook`` (the reference racfg's wrapper is held to), validate, drift and smoke.
+``--repeat N`` runs the no-change re-run and the plain one N times, alternating, and reports the
+median of each and of their ratios: on a shared 2-core machine one run of the same code can
+measure 10% apart from the next, which is the size of the difference being measured.
 Each command row: wall seconds, the controller's CPU-seconds per host (racfg and everything it
 starts, see cpu_account.py) and the lab machines' CPU-seconds per host. Then the per-host slope
 of each (least squares over the sizes run). Targets: no-change deploy < 2.7 controller CPU-s per
 host; racfg < 1.10x plain ansible-playbook; validate at 64 hosts < 60 s; 64-host lab up < 30 s
 and < 1 GiB.
 
-    .venv/bin/python bench/scale.py [--sizes 4,17,64] [--skip smoke,drift]
+    .venv/bin/python bench/scale.py [--sizes 4,17,64] [--skip smoke,drift] [--repeat 3]
 
 Needs root; builds and removes its labs (a 64-host lab is heavy on a 2-core machine: run alone).
 """
@@ -133,7 +136,7 @@ def plain_rerun(inventory: Path, site: str, rendered: Path) -> tuple[int, str, s
     return result.rc, f"changed={changes}", result.output[-2000:] if result.rc else ""
 
 
-def bench_size(bench: Bench, size: int, inventory: Path, steps: set[str], tmp: Path) -> None:
+def bench_size(bench: Bench, size: int, inventory: Path, steps: set[str], tmp: Path, repeat: int = 1) -> None:
     from racfg.inventory import load_cluster
     from racfg.lab import status
     from racfg.lab.state import load_state
@@ -164,14 +167,16 @@ def bench_size(bench: Bench, size: int, inventory: Path, steps: set[str], tmp: P
             if got.rc != 0:  # the rest would measure a broken site
                 print(f"  first deploy failed: the other steps at {size} hosts are left out", flush=True)
                 return
-        if "rerun" in steps:
-            got = bench.timed(size, "no-change deploy", hosts, spaces, deploy)
-            bench.rows[-1].note = bench.rows[-1].note or changed(got.stdout)
+        rendered = tmp / f"rendered-{site}"
         if "plain" in steps:
-            rendered = tmp / f"rendered-{site}"
             bench.racfg("render", str(inventory), "--out", str(rendered))
-            got = measure(bench.clock, spaces, lambda: plain_rerun(inventory, site, rendered))
-            bench.record(size, "plain ansible-playbook", hosts, got, note=got.stdout)
+        for _ in range(repeat):  # alternating, so that a change in the machine's load meets both
+            if "rerun" in steps:
+                got = bench.timed(size, "no-change deploy", hosts, spaces, deploy)
+                bench.rows[-1].note = bench.rows[-1].note or changed(got.stdout)
+            if "plain" in steps:
+                got = measure(bench.clock, spaces, lambda: plain_rerun(inventory, site, rendered))
+                bench.record(size, "plain ansible-playbook", hosts, got, note=got.stdout)
         if "validate" in steps:
             bench.timed(size, "validate", hosts, spaces, [*RACFG, "validate", str(inventory), "--format", "json"],
                         ok=(0, 1))
@@ -198,6 +203,13 @@ def slope(points: list[tuple[int, float]]) -> float | None:
     return sum((x - mean_x) * (y - mean_y) for x, y in points) / sum((x - mean_x) ** 2 for x, _ in points)
 
 
+def median_row(rows: list[Row], size: int, what: str) -> Row | None:
+    """The run of ``what`` at ``size`` with the median controller cost (the lower middle of an even
+    count); with one run, that run."""
+    runs = sorted((r for r in rows if r.size == size and r.what == what), key=lambda r: r.controller or 0.0)
+    return runs[(len(runs) - 1) // 2] if runs else None
+
+
 def report(rows: list[Row], sizes: list[int]) -> None:
     what_order: list[str] = []
     for row in rows:
@@ -209,7 +221,7 @@ def report(rows: list[Row], sizes: list[int]) -> None:
     for what in what_order:
         cells, wall_pts, ctrl_pts = [], [], []
         for size in sizes:
-            row = next((r for r in rows if r.size == size and r.what == what), None)
+            row = median_row(rows, size, what)
             if row is None:
                 cells.append(f"{'-':>25}")
                 continue
@@ -227,11 +239,17 @@ def report(rows: list[Row], sizes: list[int]) -> None:
     if notes:
         print("notes:\n  " + "\n  ".join(notes))
     for size in sizes:
-        rerun = next((r for r in rows if r.size == size and r.what == "no-change deploy"), None)
-        plain = next((r for r in rows if r.size == size and r.what == "plain ansible-playbook"), None)
-        if rerun and plain and plain.controller:
-            print(f"{size:>3} hosts: racfg re-run / plain ansible-playbook: wall {rerun.wall / plain.wall:.2f}x, "
-                  f"controller CPU {rerun.controller / plain.controller:.2f}x  [< 1.10x]")
+        rerun = median_row(rows, size, "no-change deploy")
+        plain = median_row(rows, size, "plain ansible-playbook")
+        reruns = [r for r in rows if r.size == size and r.what == "no-change deploy"]
+        plains = [r for r in rows if r.size == size and r.what == "plain ansible-playbook"]
+        if rerun and plain and plain.controller and rerun.controller:
+            pairs = sorted(a.controller / b.controller for a, b in zip(reruns, plains, strict=False)
+                           if a.controller and b.controller)
+            each = f"; each pair {', '.join(f'{x:.2f}x' for x in pairs)}" if len(pairs) > 1 else ""
+            print(f"{size:>3} hosts: racfg re-run / plain ansible-playbook ({len(pairs)} alternating pairs, "
+                  f"medians): wall {rerun.wall / plain.wall:.2f}x, controller CPU "
+                  f"{rerun.controller / plain.controller:.2f}x{each}  [< 1.10x]")
         if rerun:
             print(f"{size:>3} hosts: no-change deploy {rerun.controller:.2f} controller CPU-s per host  [< 2.7]")
     print(f"machine: {os.cpu_count()} CPUs, load {load()}")
@@ -241,6 +259,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", default="4,17,64", help="comma separated: 4, 17, 64")
     parser.add_argument("--skip", default="", help=f"comma separated steps to leave out: {','.join(STEPS)}")
+    parser.add_argument("--repeat", type=int, default=1,
+                        help="run the no-change re-run and plain ansible-playbook this many times, alternating; "
+                             "the table shows their medians")
     args = parser.parse_args()
     if os.geteuid() != 0:
         print("bench/scale.py: the lab needs root", file=sys.stderr)
@@ -252,7 +273,7 @@ def main() -> int:
         env = {**os.environ, "RACFG_STATE_DIR": str(Path(tmp) / "state"), "RACFG_PLAIN": "1"}
         bench = Bench(clock, env)
         for size in sizes:
-            bench_size(bench, size, lab_copy(size, Path(tmp)), steps, Path(tmp))
+            bench_size(bench, size, lab_copy(size, Path(tmp)), steps, Path(tmp), max(args.repeat, 1))
     report(bench.rows, sizes)
     return 0
 

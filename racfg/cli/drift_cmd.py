@@ -36,12 +36,13 @@ def drift(
     output: Path = OUTPUT_OPTION,
     forks: int = typer.Option(20, "--forks", envvar="RACFG_FORKS", help="Parallel hosts for the Ansible layers."),
 ) -> None:
-    """Show what changed since the last good deploy, on three layers at once, read-only.
+    """Show what changed since the last good deploy, on three layers, read-only.
 
     **config**: the tasks a deploy would run now (check + diff mode), per host and switch;
     **state**: the validate checks that fail now; **environment**: facts now (packages, kernel,
     OFED, NICs, drives, GPU driver, switch OS and ports) against the baseline the last
-    successful deploy recorded. Output reads like `terraform plan`, with the fix for each target.
+    successful deploy recorded, read by the config layer's run on its way (each host and switch
+    read once). Output reads like `terraform plan`, with the fix for each target.
     Nothing is changed on any host or switch.
     """
     cluster = load_cluster(inventory)

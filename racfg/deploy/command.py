@@ -37,6 +37,10 @@ class DeployOptions(Selection):
     progress_to_stderr: bool = False  # keep stdout for a machine-readable recap
     lock_holder: str | None = None  # who holds the site lock, for others' messages ("drift")
     quiet: bool = False  # no live view (a caller such as drift shows its own progress)
+    # A check-mode run's reads double as the hosts' and switches' facts now (drift's environment
+    # layer): the common probe also reads each host's baseline document, and the switch play
+    # returns what it read. Check mode only: a run that changes things reads them before it does.
+    read_facts: bool = False
 
 
 @dataclass
@@ -48,6 +52,9 @@ class DeployOutcome:
     baseline: Path | None = None
     baseline_error: str | None = None
     diffs: list[dict[str, str]] = field(default_factory=list)
+    # With DeployOptions.read_facts: the facts the run read, per host and per switch (those it reached).
+    host_facts: dict[str, dict[str, Any]] = field(default_factory=dict)
+    switch_facts: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @property
     def totals(self) -> dict[str, int]:
@@ -89,6 +96,8 @@ def run_deploy(cluster: Cluster, options: DeployOptions, title: str = "deploy",
     its inventory, e.g. a running lab's key and switch passwords; the rendered inventory in the
     run record stays what ``racfg render`` writes, the overrides go beside it.
     """
+    if options.read_facts and not options.check:
+        raise ValueError("read_facts needs check mode: a run that changes things reads them before it does")
     in_scope = switches_in_scope(cluster, options)
     run_preflight(cluster, in_scope, overrides)
     with site_lock(state_dir() / "locks", cluster.name, "deploy", shared=options.check,
@@ -102,10 +111,10 @@ def run_deploy(cluster: Cluster, options: DeployOptions, title: str = "deploy",
                                                   "substitutions": list(overrides.substitutions)})
         wants_baseline = not options.check and options.baseline and not options.limit
         # The common role's probe reads each host's baseline document at the start of the run
-        # (racfg_record_baseline); if the run changes nothing, that is the state it leaves, and the
+        # (racfg_read_host_facts); if the run changes nothing, that is the state it leaves, and the
         # baseline needs no facts play after it (see record_baseline).
         staging = staging_dir(cluster.name) if wants_baseline and options.playbook == "site.yml" else None
-        baseline_vars = {"racfg_record_baseline": True} if staging is not None else {}
+        facts_vars = {"racfg_read_host_facts": True} if staging is not None or options.read_facts else {}
         with _switch_secrets(cluster, in_scope, overrides) as secrets:
             run = Playbook(
                 playbook=options.playbook,
@@ -113,7 +122,7 @@ def run_deploy(cluster: Cluster, options: DeployOptions, title: str = "deploy",
                 record_dir=record.path,
                 selection=options,
                 extravars={"racfg_allow_reboot": options.allow_reboot, **provider_extravars(overrides),
-                           **baseline_vars},
+                           **facts_vars},
                 connection_inventory=write_connection_vars(cluster, overrides, record.path / "connection"),
                 secret_vars=secrets,
             )
@@ -129,6 +138,8 @@ def run_deploy(cluster: Cluster, options: DeployOptions, title: str = "deploy",
         hosts = [h.as_dict() for h in sorted(tracker.hosts.values(), key=lambda h: h.name)]
         outcome = DeployOutcome(record, hosts, _exit_code(tracker, interrupted), interrupted,
                                 diffs=[{"host": d.host, "task": d.task, "diff": d.text} for d in tracker.diffs])
+        if options.read_facts:
+            outcome.host_facts, outcome.switch_facts = tracker.host_facts, tracker.switch_facts
         if staging is not None and tracker.totals["changed"] == 0:
             write_host_facts(staging, tracker.host_facts)  # read before the run, and nothing changed since
         if outcome.exit_code == ExitCode.OK and wants_baseline:
@@ -186,21 +197,13 @@ def record_baseline(cluster: Cluster, run: Playbook, record: RunRecord,
     """Keep host facts and switch facts as the baseline.
 
     ``staging`` holds the host documents the run itself read and can vouch for (the common
-    role's probe, in a run that changed nothing); the hosts without one are read now by a run
-    of playbooks/facts.yml limited to them (every host after a run that changed something).
-    ``switch_facts`` are the facts of the switches the run's switch play read and left
-    unchanged: those switches are not read again.
+    role's probe, in a run that changed nothing); ``switch_facts`` are those of the switches the
+    run's switch play read and left unchanged. complete_facts reads the rest.
     Returns (baseline directory, None), or (None, why not): the previous baseline then stays.
     """
     staging = staging if staging is not None else staging_dir(cluster.name)
-    missing = [h.name for h in cluster.hosts if not (staging / "hosts" / f"{h.name}.json").is_file()]
-    error = None
-    if missing:
-        error = read_host_facts(run.inventory, run.connection_inventory, record.path / "facts", staging,
-                                stop, forks=run.selection.forks,
-                                limit=",".join(missing) if len(missing) < len(cluster.hosts) else None)
-    error = error or _missing_host_facts(cluster, staging) or _add_switch_facts(cluster, staging, overrides,
-                                                                                known=switch_facts)
+    error = complete_facts(cluster, staging, run.inventory, run.connection_inventory, record.path / "facts",
+                           overrides, stop, forks=run.selection.forks, known_switches=switch_facts)
     if error is not None:
         shutil.rmtree(staging, ignore_errors=True)
         return None, error
@@ -212,19 +215,41 @@ def record_baseline(cluster: Cluster, run: Playbook, record: RunRecord,
 
 def collect_facts(cluster: Cluster, inventory: Path, connection_inventory: Path | None, record_dir: Path,
                   overrides: ConnectionOverrides = NO_OVERRIDES, stop: threading.Event | None = None,
-                  forks: int = 20) -> tuple[Path | None, str | None]:
-    """Read every host's and switch's facts into a fresh staging directory (hosts/, switches/).
+                  forks: int = 20, host_facts: dict[str, dict[str, Any]] | None = None,
+                  switch_facts: dict[str, dict[str, Any]] | None = None) -> tuple[Path | None, str | None]:
+    """Every host's and switch's facts now, in a fresh staging directory (hosts/, switches/).
 
-    Returns (staging directory, None) or (None, why not). Read-only: facts.yml changes nothing.
-    Used by drift for "now".
+    ``host_facts`` and ``switch_facts``: what a check-mode run just read (drift's config layer,
+    DeployOptions.read_facts); complete_facts reads the rest. Returns (staging directory, None)
+    or (None, why not). Read-only: facts.yml changes nothing. Used by drift for "now".
     """
     staging = staging_dir(cluster.name)
-    error = read_host_facts(inventory, connection_inventory, record_dir, staging, stop, forks=forks)
-    error = error or _add_switch_facts(cluster, staging, overrides)
+    write_host_facts(staging, host_facts or {})
+    error = complete_facts(cluster, staging, inventory, connection_inventory, record_dir, overrides, stop,
+                           forks=forks, known_switches=switch_facts)
     if error is not None:
         shutil.rmtree(staging, ignore_errors=True)
         return None, error
     return staging, None
+
+
+def complete_facts(cluster: Cluster, staging: Path, inventory: Path, connection_inventory: Path | None,
+                   record_dir: Path, overrides: ConnectionOverrides = NO_OVERRIDES,
+                   stop: threading.Event | None = None, forks: int = 20,
+                   known_switches: dict[str, dict[str, Any]] | None = None) -> str | None:
+    """Read what ``staging`` lacks: the hosts without a document by one run of playbooks/facts.yml
+    (limited to them; every host when none has one), the switches not in ``known_switches`` with
+    the switch drivers. None, or why the facts could not all be read.
+
+    Why one place: deploy's baseline and drift's "now" both start from what a run already read
+    and must end with every host and switch, read no more than once."""
+    missing = [h.name for h in cluster.hosts if not (staging / "hosts" / f"{h.name}.json").is_file()]
+    error = None
+    if missing:
+        error = read_host_facts(inventory, connection_inventory, record_dir, staging, stop, forks=forks,
+                                limit=",".join(missing) if len(missing) < len(cluster.hosts) else None)
+    return error or _missing_host_facts(cluster, staging) or _add_switch_facts(cluster, staging, overrides,
+                                                                              known=known_switches)
 
 
 def read_host_facts(inventory: Path, connection_inventory: Path | None, record_dir: Path, staging: Path,

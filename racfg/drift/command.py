@@ -5,9 +5,11 @@
 - state: the validate checks that fail now;
 - environment: the hosts' and switches' facts now against the baseline of the last good deploy
   (or the last ``--accept``).
-The three run concurrently (the check-mode deploy on the main thread, which owns signal
-handling). Drift takes the site lock as a reader: it refuses while a deploy runs, and never
-blocks another drift.
+state runs beside config (the check-mode deploy on the main thread, which owns signal handling).
+environment follows config: the check-mode run reads the facts now as it goes (its common probe
+reads each host's baseline document, its switch play returns what it read), so only what it could
+not read is read again. Drift takes the site lock as a reader: it refuses while a deploy runs,
+and never blocks another drift.
 """
 
 from __future__ import annotations
@@ -41,6 +43,14 @@ class DriftOptions:
 
 
 @dataclass
+class FactsRead:
+    """The facts a check-mode run read on its way (DeployOutcome.host_facts/switch_facts)."""
+
+    hosts: dict[str, dict[str, Any]] = field(default_factory=dict)
+    switches: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+@dataclass
 class DriftRun:
     """A drift run's report, its record, and the facts read now (what ``--accept`` would keep)."""
 
@@ -56,12 +66,14 @@ def _deploy_fix(cluster: Cluster, target: str, tags: str | None = None) -> str:
 
 # --- config ------------------------------------------------------------------------------------
 
-def config_layer(cluster: Cluster, options: DriftOptions, overrides: ConnectionOverrides) -> list[Result]:
-    """The tasks a deploy would run now, per host and switch (check mode + diff)."""
+def config_layer(cluster: Cluster, options: DriftOptions, overrides: ConnectionOverrides,
+                 ) -> tuple[list[Result], FactsRead]:
+    """The tasks a deploy would run now, per host and switch (check mode + diff), and the facts
+    the run read on its way (the environment layer's "now")."""
     from racfg.deploy.command import DeployOptions, run_deploy
 
     deploy = DeployOptions(limit=options.limit, check=True, diff=True, forks=options.forks, baseline=False,
-                           quiet=True, lock_holder="drift")
+                           quiet=True, lock_holder="drift", read_facts=True)
     outcome = run_deploy(cluster, deploy, title="drift: check-mode deploy", overrides=overrides)
     diffs: dict[tuple[str, str], list[str]] = {}
     for d in outcome.diffs:
@@ -82,7 +94,7 @@ def config_layer(cluster: Cluster, options: DriftOptions, overrides: ConnectionO
     for name in sorted(planned):
         if not any(r.target == name and r.status is not Status.PASS for r in results):
             results.append(Result(name, f"{name}/config/plan", "config", Status.PASS, "nothing would change"))
-    return results
+    return results, FactsRead(outcome.host_facts, outcome.switch_facts)
 
 
 # --- state -------------------------------------------------------------------------------------
@@ -105,20 +117,24 @@ def state_layer(cluster: Cluster, options: DriftOptions, overrides: ConnectionOv
 # --- environment -------------------------------------------------------------------------------
 
 def read_facts_now(cluster: Cluster, record: RunRecord, overrides: ConnectionOverrides,
-                   forks: int = 20) -> tuple[Path | None, str | None]:
+                   forks: int = 20, read: FactsRead | None = None) -> tuple[Path | None, str | None]:
+    """Every host's and switch's facts now: ``read`` (what the config layer's run read) and
+    whatever it lacks, read here (playbooks/facts.yml for hosts, the drivers for switches)."""
     from racfg.deploy.command import collect_facts
 
+    read = read or FactsRead()
     inventory = record.path / "inventory"
     write_rendered(cluster, inventory)
     connection = write_connection_vars(cluster, overrides, record.path / "connection")
     return collect_facts(cluster, inventory / "hosts.yml", connection, record.path / "facts", overrides,
-                         forks=forks)
+                         forks=forks, host_facts=read.hosts, switch_facts=read.switches)
 
 
 def environment_layer(cluster: Cluster, options: DriftOptions, overrides: ConnectionOverrides,
-                      record: RunRecord) -> tuple[list[Result], Path | None, list[Change], dict[str, Any] | None]:
+                      record: RunRecord, read: FactsRead | None = None,
+                      ) -> tuple[list[Result], Path | None, list[Change], dict[str, Any] | None]:
     baseline = load_baseline(cluster.name, options.baseline_id)
-    facts_dir, error = read_facts_now(cluster, record, overrides, options.forks)
+    facts_dir, error = read_facts_now(cluster, record, overrides, options.forks, read)
     if facts_dir is None:
         return [Result("cluster", "cluster/environment/facts", "environment", Status.ERROR,
                        f"facts could not be read now: {error}")], None, [], baseline
@@ -185,20 +201,19 @@ def run_drift(cluster: Cluster, options: DriftOptions, overrides: ConnectionOver
                 say(f"{name}: done in {timings[name]:.1f} s")
 
         results: list[Result] = []
+        read: FactsRead | None = None
         env: tuple[list[Result], Path | None, list[Change], dict[str, Any] | None] = ([], None, [], None)
-        with ThreadPoolExecutor(max_workers=2) as pool:
+        with ThreadPoolExecutor(max_workers=1) as pool:
             state_f = pool.submit(timed, "state", lambda: state_layer(cluster, options, overrides)) \
                 if "state" in layers else None
-            env_f = pool.submit(timed, "environment",
-                                lambda: environment_layer(cluster, options, overrides, record)) \
-                if "environment" in layers else None
             if "config" in layers:
-                results += timed("config", lambda: config_layer(cluster, options, overrides))
+                config, read = timed("config", lambda: config_layer(cluster, options, overrides))
+                results += config
+            if "environment" in layers:
+                env = timed("environment", lambda: environment_layer(cluster, options, overrides, record, read))
             if state_f is not None:
                 results += state_f.result()
-            if env_f is not None:
-                env = env_f.result()
-                results += env[0]
+            results += env[0]
     baseline = env[3]
     switches = list(cluster.switches)
     report = Report("drift", cluster.name, results, elapsed=time.monotonic() - start, meta={

@@ -9,6 +9,8 @@ import signal
 import time
 from pathlib import Path
 
+import pytest
+
 from racfg.connection import NO_OVERRIDES
 from racfg.playbook import PlaybookTracker
 
@@ -144,6 +146,17 @@ def test_unchanged_switch_facts_from_the_switch_play_are_the_baseline(tmp_path):
     assert json.loads((tmp_path / "switches" / "sw1.json").read_text()) == facts
     # without them the switch is read, and here it cannot be: the baseline says why
     assert "switch facts could not be read" in (_add_switch_facts(cluster, tmp_path, NO_OVERRIDES) or "")
+
+
+def test_a_run_that_may_change_things_cannot_stand_for_the_facts_now():
+    """DeployOptions.read_facts (drift's "now") is refused outside check mode, before anything runs:
+    a run that changes things read them before it did."""
+    from racfg.deploy.command import DeployOptions, run_deploy
+    from racfg.inventory import load_cluster
+
+    cluster = load_cluster(REPO / "inventory" / "lab.yaml")
+    with pytest.raises(ValueError, match="check mode"):
+        run_deploy(cluster, DeployOptions(read_facts=True))
 
 
 def test_a_cancelled_run_leaves_no_ansible_worker_behind(tmp_path):

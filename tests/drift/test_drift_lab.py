@@ -5,6 +5,7 @@ the site makes drift refuse, another drift does not."""
 
 from __future__ import annotations
 
+import json
 import os
 
 import pytest
@@ -24,9 +25,17 @@ def env_checks(report: dict) -> set[str]:
 
 
 def test_clean_lab_has_no_drift(deployed_site):
+    """Clean, and read once: the environment layer's facts are the ones the check-mode run read on
+    its way (no facts.yml run in the record), and every host and switch is compared with them."""
     proc = deployed_site.racfg("drift", str(INVENTORY))
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
     assert "Plan: no drift." in proc.stdout
+    record = max((deployed_site.state_dir / "runs").glob("*-drift*"), key=lambda p: p.stat().st_mtime)
+    assert not (record / "facts").exists(), "drift ran facts.yml although its check-mode run read every host"
+    report = json.loads((record / "results.json").read_text())
+    compared = {r["target"] for r in report["results"]
+                if r["category"] == "environment" and r["status"] == "pass"}
+    assert compared == {*(h.name for h in deployed_site.lab.cluster.hosts), *deployed_site.lab.cluster.switches}
 
 
 def errored(report: dict) -> set[tuple[str, str]]:

@@ -23,11 +23,11 @@ def test_switch_play_comes_first_and_roles_target_their_groups() -> None:
 
 def test_the_baseline_is_read_by_the_common_probe_only_when_deploy_asks_and_as_facts_yml_reads_it() -> None:
     """No facts play at the end of site.yml: the common role's probe reads the baseline document
-    (racfg_record_baseline), the same one facts.yml reads after a run that changed something."""
+    (racfg_read_host_facts), the same one facts.yml reads after a run that changed something."""
     plays = yaml.safe_load((REPO / "playbooks/site.yml").read_text())
     assert not any("facts.yml" in str(p.get("ansible.builtin.import_playbook")) for p in plays)
     probe = yaml.safe_load((REPO / "roles/common/tasks/probe.yml").read_text())[0]["racfg_probe"]
-    assert probe["host_facts"] == "{{ racfg_baseline_read if racfg_record_baseline | default(false) | bool else {} }}"
+    assert probe["host_facts"] == "{{ racfg_baseline_read if racfg_read_host_facts | default(false) | bool else {} }}"
     facts = yaml.safe_load((REPO / "playbooks/facts.yml").read_text())[0]["tasks"][0]["racfg_probe"]
     assert facts == {"host_facts": "{{ racfg_baseline_read }}"}
     spec = yaml.safe_load((REPO / "playbooks/group_vars/all.yml").read_text())["racfg_baseline_read"]

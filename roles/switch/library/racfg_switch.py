@@ -60,10 +60,10 @@ session_diff:
   returned: when changed on EOS
 racfg_switch_facts:
   description: The switch's facts (interfaces, PFC, version, LLDP, config saved) as read at the start, when
-    nothing changed and not in check mode, i.e. the switch as it now is; racfg deploy keeps them as the
-    switch's baseline instead of logging in a second time.
+    nothing changed or in check mode, i.e. the switch as it now is; racfg deploy keeps them as the
+    switch's baseline, and racfg drift as its facts now, instead of logging in a second time.
   type: dict
-  returned: when unchanged, not in check mode
+  returned: when unchanged, or in check mode
 """
 
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402 - Ansible wants the docs first
@@ -112,8 +112,9 @@ def main() -> None:
         saved=result.saved,
         version=result.facts.version if result.facts else None,
         # Only a read that nothing followed is the switch as it now is (after a change, "config
-        # saved" was read before the save): racfg deploy reads a changed switch again for its baseline.
-        racfg_switch_facts=result.facts.to_dict() if result.facts and not result.changed and not module.check_mode
+        # saved" was read before the save): racfg deploy reads a changed switch again for its
+        # baseline. Check mode changes nothing, so there the read is always the switch now.
+        racfg_switch_facts=result.facts.to_dict() if result.facts and (module.check_mode or not result.changed)
         else None,
         diff={"before": result.before, "after": result.after,
               "before_header": f"{target.name} running", "after_header": f"{target.name} intended"},

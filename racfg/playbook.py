@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shlex
 import signal
 import sys
 import threading
@@ -292,8 +293,8 @@ def stop_on_signals() -> Iterator[threading.Event]:
 class Playbook:
     """What to run: a playbook against a rendered inventory, with ansible-playbook's options.
 
-    ``connection_inventory`` is a second inventory source with a provider's connection vars
-    (see racfg.render.connection_vars); ``secret_vars`` an extra-vars file that must not be
+    ``connection_options`` are a provider's ansible-playbook options for reaching the hosts
+    (see racfg.render.connection_options); ``secret_vars`` an extra-vars file that must not be
     recorded (see racfg.secret_vars): only its path reaches ansible-runner's records.
     """
 
@@ -302,11 +303,8 @@ class Playbook:
     record_dir: Path
     selection: Selection = field(default_factory=Selection)
     extravars: dict[str, Any] = field(default_factory=dict)
-    connection_inventory: Path | None = None
+    connection_options: list[str] = field(default_factory=list)
     secret_vars: Path | None = None
-
-    def inventories(self) -> list[Path]:
-        return [self.inventory, *([self.connection_inventory] if self.connection_inventory else [])]
 
     def envvars(self) -> dict[str, str]:
         venv_bin = str(Path(sys.executable).parent)
@@ -328,19 +326,19 @@ class Playbook:
             parts.append("--diff")
         if self.secret_vars is not None:
             parts.append(f"-e @{self.secret_vars}")
-        return " ".join(parts)
+        return " ".join([*parts, shlex.join(self.connection_options)])
 
     def _task_count_key(self) -> str:
         """What the number of tasks a play starts depends on: the play, its selection, the
-        rendered inventories (content), and playbooks/ and roles/ (names, sizes, mtimes)."""
+        rendered inventory (content), and playbooks/ and roles/ (names, sizes, mtimes)."""
         import hashlib
 
         sel = self.selection
         digest = hashlib.sha256(repr((self.playbook, sel.limit, sel.tags, sel.skip_tags, sel.check)).encode())
-        for inventory in self.inventories():  # the rendered hosts.yml, group_vars/ and host_vars/ beside it
-            for path in sorted(p for p in inventory.parent.rglob("*") if p.is_file()):
-                with contextlib.suppress(OSError):
-                    digest.update(path.name.encode() + path.read_bytes())
+        # the rendered hosts.yml, group_vars/ and host_vars/ beside it
+        for path in sorted(p for p in self.inventory.parent.rglob("*") if p.is_file()):
+            with contextlib.suppress(OSError):
+                digest.update(path.name.encode() + path.read_bytes())
         for root in (playbooks_dir(), roles_dir()):
             for path in sorted(root.rglob("*")):
                 with contextlib.suppress(OSError):
@@ -369,9 +367,7 @@ class Playbook:
                     return known
 
         argv = [str(Path(sys.executable).parent / "ansible-playbook"), "--list-tasks",
-                str(playbooks_dir() / self.playbook)]
-        for inventory in self.inventories():
-            argv += ["-i", str(inventory)]
+                str(playbooks_dir() / self.playbook), "-i", str(self.inventory)]
         sel = self.selection
         for flag, value in (("--limit", sel.limit), ("--tags", sel.tags), ("--skip-tags", sel.skip_tags)):
             if value:
@@ -436,7 +432,7 @@ class Playbook:
             private_data_dir=str(self.record_dir),
             project_dir=str(playbooks_dir()),
             playbook=self.playbook,
-            inventory=[str(i) for i in self.inventories()],
+            inventory=str(self.inventory),
             limit=self.selection.limit,
             tags=self.selection.tags,
             skip_tags=self.selection.skip_tags,

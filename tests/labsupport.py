@@ -145,19 +145,17 @@ class PlaybookResult:
 
 
 def lab_connection_args(overrides: ConnectionOverrides) -> list[str]:
-    """ansible-playbook options for a lab: its key, strict checking on its known_hosts, and what
-    deploy lifts for a lab run (no GPUs) as extra vars."""
+    """ansible-playbook options for a lab, as racfg passes them: its key and strict checking on its
+    known_hosts (racfg.render.connection_options), and what deploy lifts for a lab run (no GPUs)
+    as extra vars."""
     import json
 
     from racfg.deploy.command import provider_extravars
+    from racfg.render import connection_options
 
     if not overrides.active:
         return []
-    args = ["--private-key", str(overrides.ssh_key), "-e", json.dumps(provider_extravars(overrides))]
-    if overrides.known_hosts is not None:
-        args += ["--ssh-common-args",
-                 f"-o IdentitiesOnly=yes -o UserKnownHostsFile={overrides.known_hosts} -o StrictHostKeyChecking=yes"]
-    return args
+    return [*connection_options(overrides), "-e", json.dumps(provider_extravars(overrides))]
 
 
 def run_playbook(rendered: Path, playbook: str, *args: str, timeout: float = 900,

@@ -21,7 +21,7 @@ from racfg.inventory import Cluster
 from racfg.locking import site_lock
 from racfg.paths import state_dir
 from racfg.playbook import Playbook, PlaybookTracker, Selection, stop_on_signals
-from racfg.render import write_connection_vars, write_rendered
+from racfg.render import connection_options, write_rendered
 from racfg.run_record import RunRecord
 from racfg.secret_vars import SWITCH_PASSWORDS_VAR, secret_extravars
 
@@ -94,7 +94,7 @@ def run_deploy(cluster: Cluster, options: DeployOptions, title: str = "deploy",
 
     ``overrides`` (from the command layer: racfg.cli.providers) says how to reach a site beyond
     its inventory, e.g. a running lab's key and switch passwords; the rendered inventory in the
-    run record stays what ``racfg render`` writes, the overrides go beside it.
+    run record stays what ``racfg render`` writes, the overrides reach ansible-playbook as options.
     """
     if options.read_facts and not options.check:
         raise ValueError("read_facts needs check mode: a run that changes things reads them before it does")
@@ -123,7 +123,7 @@ def run_deploy(cluster: Cluster, options: DeployOptions, title: str = "deploy",
                 selection=options,
                 extravars={"racfg_allow_reboot": options.allow_reboot, **provider_extravars(overrides),
                            **facts_vars},
-                connection_inventory=write_connection_vars(cluster, overrides, record.path / "connection"),
+                connection_options=connection_options(overrides),
                 secret_vars=secrets,
             )
             view = RunView(f"{title} {cluster.name}", verbose=options.verbose, to_stderr=options.progress_to_stderr,
@@ -202,7 +202,7 @@ def record_baseline(cluster: Cluster, run: Playbook, record: RunRecord,
     Returns (baseline directory, None), or (None, why not): the previous baseline then stays.
     """
     staging = staging if staging is not None else staging_dir(cluster.name)
-    error = complete_facts(cluster, staging, run.inventory, run.connection_inventory, record.path / "facts",
+    error = complete_facts(cluster, staging, run.inventory, run.connection_options, record.path / "facts",
                            overrides, stop, forks=run.selection.forks, known_switches=switch_facts)
     if error is not None:
         shutil.rmtree(staging, ignore_errors=True)
@@ -213,7 +213,7 @@ def record_baseline(cluster: Cluster, run: Playbook, record: RunRecord,
     return path, None
 
 
-def collect_facts(cluster: Cluster, inventory: Path, connection_inventory: Path | None, record_dir: Path,
+def collect_facts(cluster: Cluster, inventory: Path, connection: list[str], record_dir: Path,
                   overrides: ConnectionOverrides = NO_OVERRIDES, stop: threading.Event | None = None,
                   forks: int = 20, host_facts: dict[str, dict[str, Any]] | None = None,
                   switch_facts: dict[str, dict[str, Any]] | None = None) -> tuple[Path | None, str | None]:
@@ -225,7 +225,7 @@ def collect_facts(cluster: Cluster, inventory: Path, connection_inventory: Path 
     """
     staging = staging_dir(cluster.name)
     write_host_facts(staging, host_facts or {})
-    error = complete_facts(cluster, staging, inventory, connection_inventory, record_dir, overrides, stop,
+    error = complete_facts(cluster, staging, inventory, connection, record_dir, overrides, stop,
                            forks=forks, known_switches=switch_facts)
     if error is not None:
         shutil.rmtree(staging, ignore_errors=True)
@@ -233,7 +233,7 @@ def collect_facts(cluster: Cluster, inventory: Path, connection_inventory: Path 
     return staging, None
 
 
-def complete_facts(cluster: Cluster, staging: Path, inventory: Path, connection_inventory: Path | None,
+def complete_facts(cluster: Cluster, staging: Path, inventory: Path, connection: list[str],
                    record_dir: Path, overrides: ConnectionOverrides = NO_OVERRIDES,
                    stop: threading.Event | None = None, forks: int = 20,
                    known_switches: dict[str, dict[str, Any]] | None = None) -> str | None:
@@ -246,19 +246,20 @@ def complete_facts(cluster: Cluster, staging: Path, inventory: Path, connection_
     missing = [h.name for h in cluster.hosts if not (staging / "hosts" / f"{h.name}.json").is_file()]
     error = None
     if missing:
-        error = read_host_facts(inventory, connection_inventory, record_dir, staging, stop, forks=forks,
+        error = read_host_facts(inventory, connection, record_dir, staging, stop, forks=forks,
                                 limit=",".join(missing) if len(missing) < len(cluster.hosts) else None)
     return error or _missing_host_facts(cluster, staging) or _add_switch_facts(cluster, staging, overrides,
                                                                               known=known_switches)
 
 
-def read_host_facts(inventory: Path, connection_inventory: Path | None, record_dir: Path, staging: Path,
+def read_host_facts(inventory: Path, connection: list[str], record_dir: Path, staging: Path,
                     stop: threading.Event | None = None, forks: int = 20, limit: str | None = None) -> str | None:
-    """Run playbooks/facts.yml (on ``limit``, else every host) and write each host's document into
-    ``staging``; None, or why the facts could not be read."""
+    """Run playbooks/facts.yml (on ``limit``, else every host; ``connection``: a provider's
+    ansible-playbook options, racfg.render.connection_options) and write each host's document
+    into ``staging``; None, or why the facts could not be read."""
     facts_run = Playbook(playbook="facts.yml", inventory=inventory, record_dir=record_dir,
                          selection=Selection(forks=forks, limit=limit),
-                         connection_inventory=connection_inventory)
+                         connection_options=connection)
     tracker = PlaybookTracker()
     if facts_run.run(tracker, stop or threading.Event()):
         return "interrupted"

@@ -28,7 +28,7 @@ from racfg.inventory import Cluster
 from racfg.locking import site_lock
 from racfg.paths import state_dir
 from racfg.render import write_rendered
-from racfg.render.connection_vars import write_connection_vars
+from racfg.render.connection_options import connection_options
 from racfg.results import Report, Result, Status
 from racfg.run_record import RunRecord
 
@@ -125,9 +125,8 @@ def read_facts_now(cluster: Cluster, record: RunRecord, overrides: ConnectionOve
     read = read or FactsRead()
     inventory = record.path / "inventory"
     write_rendered(cluster, inventory)
-    connection = write_connection_vars(cluster, overrides, record.path / "connection")
-    return collect_facts(cluster, inventory / "hosts.yml", connection, record.path / "facts", overrides,
-                         forks=forks, host_facts=read.hosts, switch_facts=read.switches)
+    return collect_facts(cluster, inventory / "hosts.yml", connection_options(overrides), record.path / "facts",
+                         overrides, forks=forks, host_facts=read.hosts, switch_facts=read.switches)
 
 
 def environment_layer(cluster: Cluster, options: DriftOptions, overrides: ConnectionOverrides,

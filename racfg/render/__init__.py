@@ -9,7 +9,7 @@ import yaml
 from racfg.inventory.cluster import Cluster
 from racfg.render.ansible_inventory import group_vars, host_vars, inventory_tree, switch_vars
 from racfg.render.anta_catalog import anta_catalog_files
-from racfg.render.connection_vars import connection_vars, write_connection_vars
+from racfg.render.connection_options import connection_options
 from racfg.render.fabric_doc import fabric_markdown
 
 HEADER = "# Rendered by racfg from {source}. Do not edit: change the inventory and render again.\n"
@@ -30,7 +30,7 @@ def _dump(data: object, source: str) -> str:
 
 def render_files(cluster: Cluster) -> dict[str, str]:
     """All rendered files as {relative path: text}. Pure: same cluster -> same bytes, whatever runs
-    on this machine (a lab's key and passwords reach a run through ``connection_vars``, not here)."""
+    on this machine (a lab's key and passwords reach a run through ``connection_options``, not here)."""
     source = Path(cluster.display).name
     files = {
         "hosts.yml": _dump(inventory_tree(cluster), source),
@@ -66,4 +66,4 @@ def write_rendered(cluster: Cluster, out: Path) -> list[Path]:
     return written
 
 
-__all__ = ["connection_vars", "render_files", "write_connection_vars", "write_rendered"]
+__all__ = ["connection_options", "render_files", "write_rendered"]

@@ -89,9 +89,11 @@ def test_fresh_lab_converges_then_changes_nothing(lab: LabHandle, state_dir: Pat
     switch = json.loads((baseline / "switches" / "sw1.json").read_text())
     assert switch["version"]
 
-    # The lab's key reached the run beside the rendered inventory, and no secret reached the record.
+    # The lab's key reached the run as an option beside the rendered inventory, and no secret
+    # reached the record.
     record = Path(json.loads(first.stdout)["run"])
-    assert str(lab.ssh_key) in (record / "connection" / "hosts.yml").read_text()
+    command = json.loads((record / "artifacts" / "ansible" / "command").read_text())["command"]
+    assert command[command.index("--private-key") + 1] == str(lab.ssh_key)
     assert str(lab.ssh_key) not in (record / "inventory" / "host_vars" / "dgx01.yml").read_text()
     password = switch_password(lab.site, "sw1").encode()
     leaks = [p for p in record.rglob("*") if p.is_file() and password in p.read_bytes()]

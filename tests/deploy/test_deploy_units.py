@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import multiprocessing
+import os
 import time
 from pathlib import Path
 
@@ -129,25 +130,37 @@ def test_switches_deploy_render_never_import_the_lab():
     assert out.strip() == "[]"
 
 
-def test_connection_vars_give_the_provider_key_only_where_the_inventory_gives_none(tmp_path):
-    from racfg.connection import NO_OVERRIDES, ConnectionOverrides
-    from racfg.render import connection_vars, write_connection_vars
+def test_the_provider_key_reaches_only_hosts_whose_inventory_names_none(tmp_path):
+    """The lab's key and known_hosts reach ansible-playbook as options; Ansible ranks a host's own
+    inventory key above them. Checked on the ssh command lines ansible-playbook itself runs
+    (-vvv) against a closed local port: nothing is reached, each host's ssh options are shown."""
+    import re
+    import subprocess
+    import sys
 
-    text = (REPO / "inventory" / "lab.yaml").read_text().replace(
-        '  - {name: "stor[01:02]", role: storage, mgmt: 198.18.0.21}',
-        '  - {name: "stor[01:02]", role: storage, mgmt: 198.18.0.21, ssh_key: /root/.ssh/site_key}')
-    path = tmp_path / "lab.yaml"
-    path.write_text(text)
-    cluster = load_cluster(path)
+    from racfg.connection import NO_OVERRIDES, ConnectionOverrides
+    from racfg.paths import ansible_root
+    from racfg.render import connection_options
+
+    assert connection_options(NO_OVERRIDES) == []
     overrides = ConnectionOverrides(provider="lab", ssh_key=Path("/lab/id"), known_hosts=Path("/lab/known"))
-    hosts = connection_vars(cluster, overrides)
-    assert hosts["dgx01"]["ansible_ssh_private_key_file"] == "/lab/id"
-    assert "ansible_ssh_private_key_file" not in hosts["stor01"]  # the inventory's own key stays
-    assert "UserKnownHostsFile=/lab/known" in hosts["stor01"]["ansible_ssh_common_args"]
-    assert "StrictHostKeyChecking=yes" in hosts["dgx01"]["ansible_ssh_common_args"]
-    assert write_connection_vars(cluster, NO_OVERRIDES, tmp_path / "none") is None
-    written = write_connection_vars(cluster, overrides, tmp_path / "conn")
-    assert written is not None and "/lab/id" in written.read_text()
+    (tmp_path / "hosts.yml").write_text(
+        "all:\n  vars:\n    ansible_port: 9\n  hosts:\n"
+        "    own:\n      ansible_host: 127.0.0.2\n      ansible_ssh_private_key_file: /site/own_key\n"
+        "    lab:\n      ansible_host: 127.0.0.3\n")
+    (tmp_path / "play.yml").write_text("- hosts: all\n  gather_facts: false\n  tasks:\n"
+                                       "    - name: Reach\n      ansible.builtin.ping:\n")
+    env = {**os.environ, "ANSIBLE_CONFIG": str(ansible_root() / "ansible.cfg"), "ANSIBLE_NOCOLOR": "1",
+           "ANSIBLE_LOCAL_TEMP": str(tmp_path / "tmp"), "ANSIBLE_SSH_CONTROL_PATH_DIR": str(tmp_path / "cp")}
+    playbook = str(Path(sys.executable).parent / "ansible-playbook")
+    out = subprocess.run([playbook, "-vvv", "-i", str(tmp_path / "hosts.yml"), *connection_options(overrides),
+                          str(tmp_path / "play.yml")], capture_output=True, text=True, env=env, timeout=120).stdout
+    names = {"127.0.0.2": "own", "127.0.0.3": "lab"}  # -vvv names a host by its address
+    ssh = {names[m[0]]: m[1] for m in re.findall(r"<(127\.0\.0\.[23])> SSH: EXEC (ssh .*)", out)}
+    assert set(ssh) == {"own", "lab"}, out[-2000:]
+    assert 'IdentityFile="/site/own_key"' in ssh["own"] and "/lab/id" not in ssh["own"]
+    assert 'IdentityFile="/lab/id"' in ssh["lab"]
+    assert all("UserKnownHostsFile=/lab/known" in line and "StrictHostKeyChecking=yes" in line for line in ssh.values())
 
 
 def test_lab_true_takes_the_override_and_an_own_source_never_does(monkeypatch):

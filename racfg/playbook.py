@@ -326,7 +326,9 @@ class Playbook:
             parts.append("--diff")
         if self.secret_vars is not None:
             parts.append(f"-e @{self.secret_vars}")
-        return " ".join([*parts, shlex.join(self.connection_options)])
+        if self.connection_options:
+            parts.append(shlex.join(self.connection_options))
+        return " ".join(parts)
 
     def _task_count_key(self) -> str:
         """What the number of tasks a play starts depends on: the play, its selection, the

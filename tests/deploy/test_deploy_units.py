@@ -163,6 +163,22 @@ def test_the_provider_key_reaches_only_hosts_whose_inventory_names_none(tmp_path
     assert all("UserKnownHostsFile=/lab/known" in line and "StrictHostKeyChecking=yes" in line for line in ssh.values())
 
 
+def test_the_options_reach_ansible_runner_as_one_command_line(tmp_path):
+    """ansible-runner splits its command line with shlex: the ssh options (one argument with spaces)
+    must come back as the same arguments; a run without a provider adds nothing."""
+    import shlex
+
+    from racfg.connection import ConnectionOverrides
+    from racfg.playbook import Playbook, Selection
+    from racfg.render import connection_options
+
+    overrides = ConnectionOverrides(provider="lab", ssh_key=Path("/lab/id"), known_hosts=Path("/lab/known"))
+    run = Playbook("site.yml", tmp_path / "hosts.yml", tmp_path, selection=Selection(check=True),
+                   connection_options=connection_options(overrides))
+    assert shlex.split(run.cmdline()) == ["--check", *connection_options(overrides)]
+    assert Playbook("site.yml", tmp_path / "hosts.yml", tmp_path).cmdline() == ""
+
+
 def test_lab_true_takes_the_override_and_an_own_source_never_does(monkeypatch):
     from racfg.connection import ConnectionOverrides
     from racfg.switches import SwitchCredentialsError, resolve_password

@@ -10,10 +10,10 @@ Ansible ranks a host's own inventory variables above command-line options, so a 
 inventory names its own key (``ansible_ssh_private_key_file``, rendered from ``ssh_key``) keeps
 it: the provider's key reaches only the hosts whose inventory gives none.
 
-Why options and not a second inventory source of per-host variables, as racfg once wrote: Ansible
-templates a host's connection variables again for every task, and at 17 hosts that source cost a
-no-change deploy about 0.13 controller CPU-seconds per host (README, benchmarks); options cost
-what they cost a plain ``ansible-playbook`` run.
+Why options and not a second inventory source of per-host variables, as racfg once wrote: they
+are what an operator types for a plain ``ansible-playbook`` run (the tests' plain runs take them
+from here), and Ansible's own precedence does what racfg had to work out per host. The speed-up
+they were expected to bring did not show on racfg's runs (README, benchmarks).
 """
 
 from __future__ import annotations

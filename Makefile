@@ -21,7 +21,7 @@ test: setup lint
 	$(BIN)/pytest -q --durations=30 tests
 
 lint: setup
-	$(BIN)/ruff check racfg tests bench validators roles
+	$(BIN)/ruff check racfg tests bench validators roles playbooks
 	$(BIN)/yamllint -s inventory playbooks roles
 	PATH=$(CURDIR)/$(BIN):$$PATH $(BIN)/ansible-lint -q --offline playbooks roles
 

@@ -105,7 +105,12 @@ class PlaybookTracker:
         if self.on_line is not None:
             self.on_line(text)
 
+    # Events the run record leaves out: a host's task start, the most frequent event, since each of its
+    # results carries its own start, end and duration (ansible-runner writes a file for every other).
+    UNRECORDED = frozenset({"runner_on_start"})
+
     def handle(self, event: dict[str, Any]) -> bool:
+        """Fold one event in; whether ansible-runner should keep it in the record's job_events/."""
         kind = event.get("event", "")
         data = event.get("event_data", {}) or {}
         now = time.monotonic()
@@ -125,7 +130,7 @@ class PlaybookTracker:
                 self._result(kind, data, now)
             elif kind == "playbook_on_stats":
                 self._stats(data)
-        return True
+        return kind not in self.UNRECORDED
 
     def _result(self, kind: str, data: dict[str, Any], now: float) -> None:
         name = data.get("host", "?")
@@ -313,6 +318,9 @@ class Playbook:
             "ANSIBLE_CONFIG": str(ansible_root() / "ansible.cfg"),
             "ANSIBLE_ROLES_PATH": str(roles_dir()),
             "ANSIBLE_LIBRARY": os.pathsep.join(str(roles_dir() / role / "library") for role in ("switch", "common")),
+            # ansible.cfg's callback_plugins, which ansible-runner's own (ANSIBLE_CALLBACK_PLUGINS) replaces:
+            # ansible-runner adds its directory to this one.
+            "ANSIBLE_CALLBACK_PLUGINS": str(playbooks_dir() / "callback_plugins"),
             "ANSIBLE_LOCAL_TEMP": str(self.record_dir / "tmp"),
             "ANSIBLE_NOCOLOR": "1",
             "ANSIBLE_HOST_KEY_CHECKING": os.environ.get("ANSIBLE_HOST_KEY_CHECKING", "True"),

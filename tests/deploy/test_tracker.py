@@ -5,7 +5,10 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import signal
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -81,10 +84,39 @@ def test_skipped_with_reason_lines_are_kept_per_role_and_host():
                                        {"role": "common", "reason": "clock discipline: no CAP_SYS_TIME"}]
 
 
-def test_a_real_playbook_run_records_every_event_and_keeps_no_fact_files(tmp_path):
+def write_frozen_objects_filter(play_dir: Path) -> None:
+    """A filter plugin beside a test play: ``frozen_objects`` is gc.get_freeze_count() of the process
+    that templates the task, i.e. of the worker Ansible forked for it (Python's default there: 0)."""
+    (play_dir / "filter_plugins").mkdir()
+    (play_dir / "filter_plugins" / "frozen.py").write_text(
+        "import gc\n\n\nclass FilterModule:\n    def filters(self):\n"
+        "        return {'frozen_objects': lambda _: gc.get_freeze_count()}\n")
+
+
+def test_a_plain_ansible_playbook_run_with_racfgs_config_freezes_what_each_worker_inherits(tmp_path):
+    """ansible.cfg enables playbooks/callback_plugins/fork_gc for an operator's own ansible-playbook
+    run too, wherever the play lives: each worker starts with the controller's heap frozen."""
+    from racfg.paths import ansible_root
+
+    play = tmp_path / "play.yml"
+    play.write_text("- hosts: localhost\n  gather_facts: false\n  tasks:\n"
+                    "    - name: Count what the worker froze\n      ansible.builtin.debug:\n"
+                    "        msg: \"{{ 0 | frozen_objects }}\"\n")
+    write_frozen_objects_filter(tmp_path)
+    env = {**os.environ, "ANSIBLE_CONFIG": str(ansible_root() / "ansible.cfg"), "ANSIBLE_NOCOLOR": "1"}
+    proc = subprocess.run([str(Path(sys.executable).parent / "ansible-playbook"), "-i", "localhost,", "-c", "local",
+                           str(play)], env=env, capture_output=True, text=True, timeout=120, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "WARNING" not in proc.stdout + proc.stderr
+    [frozen] = re.findall(r'"msg": (\d+)', proc.stdout)
+    assert int(frozen) > 1000
+
+
+def test_a_real_playbook_run_records_its_events_and_keeps_no_fact_files(tmp_path):
     """One ansible-runner invocation on the controller itself (local connection, no lab): the
-    tracker sees the play through to its recap, the record keeps every event, and the facts stay
-    in Ansible's memory cache as in a plain ansible-playbook run (no per-host JSON files)."""
+    tracker sees the play through to its recap, the record keeps the events (the hosts' task starts
+    aside), and the facts stay in Ansible's memory cache as in a plain ansible-playbook run (no
+    per-host JSON files)."""
     import threading
 
     from racfg.playbook import Playbook, Selection
@@ -95,7 +127,10 @@ def test_a_real_playbook_run_records_every_event_and_keeps_no_fact_files(tmp_pat
     playbook.write_text("- hosts: all\n  gather_facts: true\n  gather_subset: [min]\n  tasks:\n"
                         "    - name: Say the kernel\n      ansible.builtin.debug:\n"
                         "        msg: \"{{ ansible_facts['kernel'] }}\"\n"
+                        "    - name: Count what the worker froze\n      ansible.builtin.debug:\n"
+                        "        msg: \"{{ 0 | frozen_objects }}\"\n"
                         "    - name: Change something\n      ansible.builtin.command: \"true\"\n")
+    write_frozen_objects_filter(tmp_path)
     record = tmp_path / "record"
     tracker = PlaybookTracker()
     run = Playbook(str(playbook), tmp_path / "hosts.yml", record, selection=Selection())
@@ -104,8 +139,14 @@ def test_a_real_playbook_run_records_every_event_and_keeps_no_fact_files(tmp_pat
     assert tracker.hosts["here"].changes == ["Change something"]
     events = [json.loads(p.read_text()) for p in (record / "artifacts" / "ansible" / "job_events").glob("*.json")]
     kinds = {e["event"] for e in events}
-    assert {"playbook_on_start", "runner_on_start", "runner_on_ok", "playbook_on_stats"} <= kinds
+    assert {"playbook_on_start", "playbook_on_task_start", "runner_on_ok", "playbook_on_stats"} <= kinds
+    assert "runner_on_start" not in kinds  # each result carries its own start
+    assert all({"start", "end", "duration"} <= e["event_data"].keys() for e in events if e["event"] == "runner_on_ok")
     assert not list((record / "artifacts" / "ansible").glob("fact_cache*"))
+    # ansible.cfg's fork_gc reaches a run through ansible-runner (which sets its own callback path)
+    [frozen] = [e["event_data"]["res"]["msg"] for e in events
+                if e["event"] == "runner_on_ok" and e["event_data"]["task"] == "Count what the worker froze"]
+    assert int(frozen) > 1000
 
 
 def test_host_facts_come_from_the_facts_task_result(tmp_path):

@@ -54,14 +54,13 @@ class SwitchSession:
         self.close()
 
     def open(self) -> None:
-        from netmiko import ConnectHandler
         from netmiko.exceptions import NetmikoAuthenticationException, NetmikoTimeoutException
         from paramiko.ssh_exception import SSHException
 
         t = self.target
         try:
-            self.conn = ConnectHandler(
-                device_type=self.driver.device_type, host=t.host, port=t.port, username=t.username,
+            self.conn = self.driver.open_connection(
+                host=t.host, port=t.port, username=t.username,
                 password=t.password, secret=t.password, timeout=t.timeout, conn_timeout=t.timeout,
                 auth_timeout=t.timeout, banner_timeout=t.timeout, fast_cli=True, allow_agent=False,
                 use_keys=False, ssh_config_file=None,

@@ -57,6 +57,33 @@ def test_netmiko_drivers_unmodified(any_switch):
     conn.disconnect()
 
 
+@pytest.mark.parametrize("platform", ["onyx", "mlnxos-ib"])
+def test_mellanox_login_reads_to_the_first_prompt_instead_of_waiting_for_a_quiet_channel(
+        switch_factory, platform, monkeypatch):
+    """netmiko's generic session start, which its MLNX-OS driver inherits, waits until the channel has
+    been quiet for 2 s (read_channel_timing); racfg's MLNX-OS connection reads to the first prompt.
+    Otherwise it is netmiko's driver: its prompt, enable mode and paging, then commands as usual."""
+    from netmiko.base_connection import BaseConnection
+    from netmiko.mellanox.mellanox_mlnxos_ssh import MellanoxMlnxosSSH
+
+    from racfg.switches.session import SwitchSession
+
+    sw = switch_factory(platform)
+
+    def quiet_wait(*args: object, **kwargs: object) -> str:
+        raise AssertionError("the login waited for a quiet channel")
+
+    with monkeypatch.context() as login:
+        login.setattr(BaseConnection, "read_channel_timing", quiet_wait)
+        session = SwitchSession(target(sw)).__enter__()
+    try:
+        assert isinstance(session.conn, MellanoxMlnxosSSH)
+        assert session.conn.base_prompt.strip() == "sw1 [standalone: master]" and session.conn.check_enable_mode()
+        assert session.facts().interfaces
+    finally:
+        session.close()
+
+
 def test_apply_check_then_apply_then_idempotent(any_switch):
     want = intended(any_switch)
     check = apply_switch(target(any_switch), want, check=True)

@@ -54,6 +54,13 @@ class SwitchDriver:
     parse_version: Callable[..., str]
     parse_lldp: Callable[..., dict[str, Any]]
 
+    # --- session ----------------------------------------------------------------------------
+    def open_connection(self, **params: Any) -> Any:
+        """A logged-in netmiko connection of this platform's ``device_type``."""
+        from netmiko import ConnectHandler
+
+        return ConnectHandler(device_type=self.device_type, **params)
+
     # --- syntax -----------------------------------------------------------------------------
     def mtu(self, mtu: int) -> str:
         return f"mtu {mtu}"

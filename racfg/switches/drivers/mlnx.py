@@ -7,6 +7,7 @@ Both speak the same CLI family (netmiko ``mellanox_mlnxos``), flat running-confi
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from racfg.catalog import IB_MTUS, ib_speed_name
 from racfg.switches.drivers.base import Change, SwitchDriver
@@ -20,6 +21,30 @@ class MellanoxDriver(SwitchDriver):
     device_type = "mellanox_mlnxos"
     template = "mlnx_flat.j2"
     save_command = "configuration write"
+    # The first prompt after login, user or enable mode: "sw1 [standalone: master] > "
+    login_prompt = r"[>#]\s*$"
+
+    def open_connection(self, **params: Any) -> Any:
+        """netmiko's MLNX-OS connection, starting its session the way netmiko's base class says a
+        driver should: read until the first prompt.
+
+        Why: netmiko's ``mellanox_mlnxos`` driver has no session start of its own, so it inherits
+        the generic one, which sleeps a second and then reads until the channel has been quiet for
+        two more: about 2.2 s at every login, and a deploy, a validate and a drift each log in to
+        every switch. Everything else (prompts, enable, paging, config mode, save) is netmiko's.
+        """
+        from netmiko.mellanox.mellanox_mlnxos_ssh import MellanoxMlnxosSSH
+
+        prompt = self.login_prompt
+
+        class MlnxosConnection(MellanoxMlnxosSSH):
+            def session_preparation(self) -> None:
+                self._test_channel_read(pattern=prompt)
+                self.set_base_prompt()
+                self.set_terminal_width()
+                self.disable_paging()
+
+        return MlnxosConnection(device_type=self.device_type, **params)
 
     def parse_saved(self, text: str) -> bool | None:
         """``show configuration files`` ends with ``Unsaved changes: yes|no``."""

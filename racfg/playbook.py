@@ -79,6 +79,10 @@ class Diff:
 class PlaybookTracker:
     """Folds ansible-runner events into per-host progress. Called from the runner's thread."""
 
+    # Events the run record leaves out: a host's task start, the most frequent event, since each of its
+    # results carries its own start, end and duration (ansible-runner writes a file for every other).
+    UNRECORDED = frozenset({"runner_on_start"})
+
     def __init__(self, total_tasks: int = 0, on_line: Callable[[str], None] | None = None,
                  verbose: bool = False) -> None:
         self.hosts: dict[str, HostProgress] = {}
@@ -104,10 +108,6 @@ class PlaybookTracker:
     def _say(self, text: str) -> None:
         if self.on_line is not None:
             self.on_line(text)
-
-    # Events the run record leaves out: a host's task start, the most frequent event, since each of its
-    # results carries its own start, end and duration (ansible-runner writes a file for every other).
-    UNRECORDED = frozenset({"runner_on_start"})
 
     def handle(self, event: dict[str, Any]) -> bool:
         """Fold one event in; whether ansible-runner should keep it in the record's job_events/."""

@@ -110,6 +110,61 @@ def test_fabric_postcondition_reuses_the_role_read_and_names_expected_and_actual
                                  "nic9: Expected: MTU 9000, 198.19.99.2/24 Actual: no such link")
 
 
+def test_fabric_guard_checks_every_data_nic_in_one_task_and_names_each_it_refuses(tmp_path: Path) -> None:
+    """guard.yml on this machine's links: a data NIC that exists and is not the management
+    interface passes; an absent NIC and the NIC carrying the management address fail the one
+    check together, each named in its message."""
+    guard = [t for t in load_yaml(ROLES / "fabric/tasks/guard.yml") if not t["name"].startswith("Read the network")]
+    assert all("loop" not in t for t in guard)
+    variables = {**load_yaml(ROLES / "fabric/defaults/main.yml"), **load_yaml(ROLES / "fabric/vars/main.yml")}
+    lo = loopback()
+    lo_ip = lo["address"].split("/")[0]
+    outcomes = run_cases(tmp_path, guard, variables, {
+        "right": {"common_data_nics": [lo], "racfg_mgmt": "198.51.100.1"},
+        "wrong": {"common_data_nics": [lo, {"name": "nic9", "mtu": 9000, "address": "198.19.99.2/24"}],
+                  "racfg_mgmt": lo_ip},
+    })
+    assert outcomes["right"] == "passed", outcomes["output"][-3000:]
+    refused = outcomes["wrong"].split("; ")
+    assert refused[:2] == [f"data NIC lo: carries the management address {lo_ip}", "refusing to touch it"]
+    assert re.fullmatch(r"data NIC nic9: not present on this host \(links: .*\blo\b.*\)", refused[2]), refused
+
+
+def drive(path: str, **state: Any) -> dict[str, Any]:
+    """One drive as racfg_drive_probe reports it: present, unmounted, blank, free, model as declared."""
+    return {"path": path, "kname": path.rsplit("/", 1)[-1], "present": True, "mounts": [], "model": "M",
+            "declared_model": "M", "serial": "S", "size_bytes": 1, "signatures": [], "partitions": [], "weka": "",
+            **state}
+
+
+def test_drive_checks_run_once_per_host_and_name_every_drive_at_fault(tmp_path: Path) -> None:
+    """drives.yml's checks on a probe's answer (no loop over drives): blank free drives pass; a
+    missing and a mounted drive, a wrong model, and drives carrying data each fail their check with
+    one message naming every drive at fault."""
+    names = ("Check each free drive exists as a block device and is not mounted", "Check the declared models",
+             "Refuse drives that carry data unless wiping is allowed for this host")
+    tasks = [t for t in load_yaml(ROLES / "nvme_storage/tasks/drives.yml") if t["name"] in names]
+    assert [t["name"] for t in tasks] == list(names) and all("loop" not in t for t in tasks)
+    variables = {**load_yaml(ROLES / "nvme_storage/defaults/main.yml"),
+                 **load_yaml(ROLES / "nvme_storage/vars/main.yml")}
+    a, b = "/dev/nvme0n1", "/dev/nvme1n1"
+    outcomes = run_cases(tmp_path, tasks, variables, {
+        "blank": {"nvme_storage_probe": {"drives": [drive(a), drive(b)]}},
+        "unusable": {"nvme_storage_probe": {"drives": [drive(a, present=False), drive(b, mounts=["/data"])]}},
+        "model": {"nvme_storage_probe": {"drives": [drive(a), drive(b, model="X")]}},
+        "data": {"nvme_storage_probe": {"drives": [drive(a, signatures=["TYPE=swap"]),
+                                                   drive(b, partitions=["PTTYPE=gpt"]),
+                                                   drive("/dev/nvme2n1", signatures=["TYPE=xfs"], weka="owned")]}},
+    })
+    assert outcomes["blank"] == "passed", outcomes["output"][-3000:]
+    assert outcomes["unusable"] == (f"{a}: Expected: a block device Actual: no such block device; "
+                                    f"{b}: Expected: not mounted Actual: mounted on /data")
+    assert outcomes["model"] == f"{b}: Expected: model M Actual: X"
+    assert outcomes["data"] == (f"{a}: Expected: a blank drive Actual: TYPE=swap; "
+                                f"{b}: Expected: a blank drive Actual: PTTYPE=gpt. Refusing to wipe them: "
+                                "set wipe_drives: true for localhost in the inventory to allow it")
+
+
 # --- common: a kernel parameter the kernel did not take is a failure ----------------------------
 
 _spec = importlib.util.spec_from_file_location("racfg_sysctl", ROLES / "common/library/racfg_sysctl.py")

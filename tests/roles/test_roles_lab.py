@@ -171,20 +171,25 @@ def test_drives_checked_and_recorded(runs, roles_lab: testing.LabHandle) -> None
         assert all(d["size_bytes"] > 0 for d in record)
 
 
-def test_drive_with_a_signature_is_refused_then_wiped_only_when_allowed(runs, rendered: Path,
-                                                                         roles_lab: testing.LabHandle) -> None:
+def test_drives_with_a_signature_are_refused_then_wiped_only_when_allowed(runs, rendered: Path,
+                                                                          roles_lab: testing.LabHandle) -> None:
+    """Two drives carrying swap signatures are refused in one message naming both (one check over
+    the host's drives, not one per drive), then wiped when allowed, and read back blank."""
     host = roles_lab.hosts("storage")[0]
-    drive = host.drives[-1].path
-    roles_lab.ssh(host.name, f"mkswap {drive} >/dev/null")
+    drives = [d.path for d in host.drives[-2:]]
+    roles_lab.ssh(host.name, " && ".join(f"mkswap {d} >/dev/null" for d in drives))
     try:
         refused = site(rendered, "--tags", "nvme_storage", "--limit", host.name)
-        assert refused.rc != 0 and "Refusing to wipe it" in refused.output
-        assert "swap" in sh(roles_lab, host.name, f"blkid -p -o value -s TYPE {drive} || true")
+        assert refused.rc != 0 and "Refusing to wipe them" in refused.output
+        assert "; ".join(f"{d}: Expected: a blank drive Actual: TYPE=swap" for d in drives) in refused.output
+        for drive in drives:
+            assert "swap" in sh(roles_lab, host.name, f"blkid -p -o value -s TYPE {drive} || true")
         wiped = site(rendered, "--tags", "nvme_storage", "--limit", host.name, "-e", "racfg_wipe_drives=true")
         assert wiped.rc == 0 and wiped.recap[host.name]["changed"] >= 1, wiped.output[-3000:]
-        assert roles_lab.ssh(host.name, f"blkid -p {drive}", check=False).returncode == 2
+        for drive in drives:
+            assert roles_lab.ssh(host.name, f"blkid -p {drive}", check=False).returncode == 2
     finally:
-        roles_lab.ssh(host.name, f"wipefs -a -q {drive}", check=False)
+        roles_lab.ssh(host.name, f"wipefs -a -q {' '.join(drives)}", check=False)
 
 
 def test_no_gpu_is_reported_not_pretended(runs: tuple[Run, Run]) -> None:

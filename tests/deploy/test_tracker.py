@@ -143,10 +143,30 @@ def test_a_real_playbook_run_records_its_events_and_keeps_no_fact_files(tmp_path
     assert "runner_on_start" not in kinds  # each result carries its own start
     assert all({"start", "end", "duration"} <= e["event_data"].keys() for e in events if e["event"] == "runner_on_ok")
     assert not list((record / "artifacts" / "ansible").glob("fact_cache*"))
+    # written by racfg's handler (see Playbook._recording): named as ansible-runner names them, whole, owner-only
+    files = sorted((record / "artifacts" / "ansible" / "job_events").iterdir())
+    assert [p.name for p in files] == sorted(f"{e['counter']}-{e['uuid']}.json" for e in events)
+    assert all(p.stat().st_mode & 0o777 == 0o600 for p in files)
     # ansible.cfg's fork_gc reaches a run through ansible-runner (which sets its own callback path)
     [frozen] = [e["event_data"]["res"]["msg"] for e in events
                 if e["event"] == "runner_on_ok" and e["event_data"]["task"] == "Count what the worker froze"]
     assert int(frozen) > 1000
+
+
+def test_the_record_keeps_what_the_tracker_keeps_and_ansible_runner_writes_nothing_itself(tmp_path):
+    """The handler given to ansible-runner writes each kept event as ansible-runner would (same name,
+    same JSON), and always answers False, so ansible-runner's own (slower) write never runs."""
+    from racfg.playbook import Playbook
+
+    run = Playbook("site.yml", tmp_path / "hosts.yml", tmp_path / "record")
+    events = tmp_path / "record" / "artifacts" / "ansible" / "job_events"
+    events.mkdir(parents=True)
+    handler = run._recording(PlaybookTracker().handle)
+    ok = {**ev("runner_on_ok", host="dgx01", task="t", res={"changed": False, "msg": "é"}), "uuid": "u1", "counter": 7}
+    start = {**ev("runner_on_start", host="dgx01", task="t"), "uuid": "u2", "counter": 6}
+    assert handler(ok) is False and handler(start) is False
+    assert [p.name for p in events.iterdir()] == ["7-u1.json"]
+    assert json.loads((events / "7-u1.json").read_text()) == ok
 
 
 def test_host_facts_come_from_the_facts_task_result(tmp_path):

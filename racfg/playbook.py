@@ -80,7 +80,7 @@ class PlaybookTracker:
     """Folds ansible-runner events into per-host progress. Called from the runner's thread."""
 
     # Events the run record leaves out: a host's task start, the most frequent event, since each of its
-    # results carries its own start, end and duration (ansible-runner writes a file for every other).
+    # results carries its own start, end and duration (Playbook._recording writes a file for every other).
     UNRECORDED = frozenset({"runner_on_start"})
 
     def __init__(self, total_tasks: int = 0, on_line: Callable[[str], None] | None = None,
@@ -110,7 +110,7 @@ class PlaybookTracker:
             self.on_line(text)
 
     def handle(self, event: dict[str, Any]) -> bool:
-        """Fold one event in; whether ansible-runner should keep it in the record's job_events/."""
+        """Fold one event in; whether the run record keeps it in job_events/ (see Playbook._recording)."""
         kind = event.get("event", "")
         data = event.get("event_data", {}) or {}
         now = time.monotonic()

@@ -270,14 +270,13 @@ def report(rows: list[Row], sizes: list[int]) -> None:
         reruns = [r for r in rows if r.size == size and r.what == "no-change deploy"]
         plains = [r for r in rows if r.size == size and r.what == "plain ansible-playbook"]
         if rerun and plain and plain.controller and rerun.controller:
-            pairs = sorted(a.controller / b.controller for a, b in zip(reruns, plains, strict=False)
-                           if a.controller and b.controller)
+            both = [(a.controller, b.controller) for a, b in zip(reruns, plains, strict=False)
+                    if a.controller and b.controller]
+            pairs = sorted(a / b for a, b in both)
             each = f"; each pair {', '.join(f'{x:.2f}x' for x in pairs)}" if len(pairs) > 1 else ""
             print(f"{size:>3} hosts: racfg re-run / plain ansible-playbook ({len(pairs)} alternating pairs, "
                   f"medians): wall {rerun.wall / plain.wall:.2f}x, controller CPU "
                   f"{rerun.controller / plain.controller:.2f}x{each}  [< 1.10x]")
-            both = [(a.controller, b.controller) for a, b in zip(reruns, plains, strict=False)
-                    if a.controller and b.controller]
             if len(both) > 2:
                 pooled, low, high = pooled_ratio(both)
                 verdict = "met" if high < 1.10 else "missed" if low >= 1.10 else "not shown either way"

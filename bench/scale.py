@@ -8,11 +8,12 @@ Sizes (each a lab of its own site, so it never meets another person's lab):
   64  bench/pod64.yaml (48 DGX + 16 storage nodes on one 7368X)
 
 Per size: ``lab up`` (wall, memory), first deploy, no-change re-run, the same re-run by plain
-``ansible-playbook`` (the reference racfg's wrapper is held to), validate, drift and smoke.
-``--repeat N`` runs the no-change re-run and the plain one N times, alternating (each pair in the
-other order from the last), and reports the median of each and of their ratios, and the ratio over
-all pairs with a bootstrap 90% interval: on a shared 2-core machine one run of the same code can
-measure 10% apart from the next, which is the size of the difference being measured.
+``ansible-playbook`` (the reference racfg's wrapper is held to) and through ansible-runner alone
+(bench/runner_alone.py: what ansible-runner's event protocol costs without racfg), validate, drift
+and smoke. ``--repeat N`` runs the three re-runs N times, alternating (each round in the other order
+from the last), and reports the median of each and of their ratios, and the ratio over all pairs
+with a bootstrap 90% interval: on a shared 2-core machine one run of the same code can measure 10%
+apart from the next, which is the size of the difference being measured.
 Each command row: wall seconds, the controller's CPU-seconds per host (racfg and everything it
 starts, see cpu_account.py) and the lab machines' CPU-seconds per host. Then the per-host slope
 of each (least squares over the sizes run). Targets: no-change deploy < 2.7 controller CPU-s per
@@ -43,8 +44,10 @@ sys.path[:0] = [str(REPO), str(REPO / "tests")]
 from cpu_account import ControllerClock, Measured, command, load, measure, netns_inodes  # noqa: E402
 
 RACFG = [sys.executable, "-m", "racfg"]
-STEPS = ("deploy", "rerun", "plain", "validate", "drift", "smoke")
+STEPS = ("deploy", "rerun", "plain", "runner", "validate", "drift", "smoke")
 RATIO_TARGET = 1.10  # racfg's controller CPU over plain ansible-playbook's on the same inventory
+# The three ways the no-change site.yml runs, as the rows name them
+RERUN, PLAIN, RUNNER = "no-change deploy", "plain ansible-playbook", "ansible-runner alone"
 GIB = 1024**3
 
 
@@ -138,6 +141,19 @@ def plain_rerun(inventory: Path, site: str, rendered: Path) -> tuple[int, str, s
     return result.rc, f"changed={changes}", result.output[-2000:] if result.rc else ""
 
 
+def runner_rerun(site: str, rendered: Path, env: dict[str, str]) -> tuple[int, str, str]:
+    """site.yml through ansible-runner alone (bench/runner_alone.py), with plain's options."""
+    from labsupport import operator_options
+
+    from racfg.lab import api
+
+    with operator_options(api.connection_overrides(site)) as options:
+        proc = subprocess.run([sys.executable, str(REPO / "bench" / "runner_alone.py"), "site.yml", str(rendered),
+                               *options], capture_output=True, text=True, env=env, cwd=REPO, timeout=3600,
+                              check=False)
+    return proc.returncode, proc.stdout.strip(), (proc.stdout + proc.stderr)[-2000:] if proc.returncode else ""
+
+
 def bench_size(bench: Bench, size: int, inventory: Path, steps: set[str], tmp: Path, repeat: int = 1) -> None:
     from racfg.inventory import load_cluster
     from racfg.lab import status
@@ -170,19 +186,23 @@ def bench_size(bench: Bench, size: int, inventory: Path, steps: set[str], tmp: P
                 print(f"  first deploy failed: the other steps at {size} hosts are left out", flush=True)
                 return
         rendered = tmp / f"rendered-{site}"
-        if "plain" in steps:
+        if steps & {"plain", "runner"}:
             bench.racfg("render", str(inventory), "--out", str(rendered))
         def rerun() -> None:
-            got = bench.timed(size, "no-change deploy", hosts, spaces, deploy)
+            got = bench.timed(size, RERUN, hosts, spaces, deploy)
             bench.rows[-1].note = bench.rows[-1].note or changed(got.stdout)
 
         def plain() -> None:
             got = measure(bench.clock, spaces, lambda: plain_rerun(inventory, site, rendered))
-            bench.record(size, "plain ansible-playbook", hosts, got, note=got.stdout)
+            bench.record(size, PLAIN, hosts, got, note=got.stdout)
 
-        runs = [run for step, run in (("rerun", rerun), ("plain", plain)) if step in steps]
+        def runner() -> None:
+            got = measure(bench.clock, spaces, lambda: runner_rerun(site, rendered, bench.env))
+            bench.record(size, RUNNER, hosts, got, note=got.stdout)
+
+        runs = [run for step, run in (("rerun", rerun), ("plain", plain), ("runner", runner)) if step in steps]
         for turn in range(repeat):
-            # Alternating, and each pair in the other order from the last (racfg first, then plain first):
+            # Alternating, and each round in the other order from the last (racfg first, then racfg last):
             # a machine that slows down or speeds up through the bench then favours neither.
             for run in runs if turn % 2 == 0 else runs[::-1]:
                 run()
@@ -244,6 +264,40 @@ def median_row(rows: list[Row], size: int, what: str) -> Row | None:
     return runs[(len(runs) - 1) // 2] if runs else None
 
 
+def ratio_lines(rows: list[Row], size: int) -> list[str]:
+    """The controller-CPU ratios of the alternating runs at ``size``: racfg over plain (the target's,
+    with its verdict), and, when ansible-runner alone ran too, the two parts it splits into:
+    ansible-runner over plain (its event protocol) and racfg over ansible-runner (racfg's own part).
+    Each: the medians', each pair's, and over all pairs with its 90% interval (more than two pairs).
+    The i-th run of one kind pairs with the i-th of the other: they ran in the same round."""
+    out = []
+    for top, bottom, name in ((RERUN, PLAIN, "racfg / plain"), (RUNNER, PLAIN, "ansible-runner alone / plain"),
+                              (RERUN, RUNNER, "racfg / ansible-runner alone")):
+        tops = [r for r in rows if r.size == size and r.what == top]
+        bottoms = [r for r in rows if r.size == size and r.what == bottom]
+        both = [(a.controller, b.controller) for a, b in zip(tops, bottoms, strict=False)
+                if a.controller and b.controller]
+        if not both:
+            continue
+        target = (top, bottom) == (RERUN, PLAIN)
+        mid_top, mid_bottom = median_row(rows, size, top), median_row(rows, size, bottom)
+        if not (mid_top and mid_bottom and mid_top.controller and mid_bottom.controller):
+            continue
+        each = sorted(a / b for a, b in both)
+        line = (f"{name} controller CPU, medians of {len(both)}: {mid_top.controller / mid_bottom.controller:.2f}x "
+                f"(wall {mid_top.wall / mid_bottom.wall:.2f}x)")
+        if len(each) > 1:
+            line += f"; each pair {', '.join(f'{x:.2f}x' for x in each)}"
+        if len(both) > 2:
+            pooled, low, high = pooled_ratio(both)
+            line += f"; over all pairs {pooled:.3f}x, 90% interval {low:.3f}-{high:.3f}x"
+            line += f": < {RATIO_TARGET:.2f}x {verdict(low, high)}" if target else ""
+        elif target:
+            line += f"  [< {RATIO_TARGET:.2f}x]"
+        out.append(line)
+    return out
+
+
 def report(rows: list[Row], sizes: list[int]) -> None:
     what_order: list[str] = []
     for row in rows:
@@ -273,23 +327,10 @@ def report(rows: list[Row], sizes: list[int]) -> None:
     if notes:
         print("notes:\n  " + "\n  ".join(notes))
     for size in sizes:
-        rerun = median_row(rows, size, "no-change deploy")
-        plain = median_row(rows, size, "plain ansible-playbook")
-        reruns = [r for r in rows if r.size == size and r.what == "no-change deploy"]
-        plains = [r for r in rows if r.size == size and r.what == "plain ansible-playbook"]
-        if rerun and plain and plain.controller and rerun.controller:
-            both = [(a.controller, b.controller) for a, b in zip(reruns, plains, strict=False)
-                    if a.controller and b.controller]
-            pairs = sorted(a / b for a, b in both)
-            each = f"; each pair {', '.join(f'{x:.2f}x' for x in pairs)}" if len(pairs) > 1 else ""
-            print(f"{size:>3} hosts: racfg re-run / plain ansible-playbook ({len(pairs)} alternating pairs, "
-                  f"medians): wall {rerun.wall / plain.wall:.2f}x, controller CPU "
-                  f"{rerun.controller / plain.controller:.2f}x{each}  [< {RATIO_TARGET:.2f}x]")
-            if len(both) > 2:
-                pooled, low, high = pooled_ratio(both)
-                print(f"{size:>3} hosts: racfg / plain controller CPU over all pairs {pooled:.3f}x, "
-                      f"90% interval {low:.3f}-{high:.3f}x: < {RATIO_TARGET:.2f}x {verdict(low, high)}")
-        if rerun:
+        for line in ratio_lines(rows, size):
+            print(f"{size:>3} hosts: {line}")
+        rerun = median_row(rows, size, RERUN)
+        if rerun and rerun.controller:
             print(f"{size:>3} hosts: no-change deploy {rerun.controller:.2f} controller CPU-s per host  [< 2.7]")
     print(f"machine: {os.cpu_count()} CPUs, load {load()}")
 
@@ -299,8 +340,8 @@ def main() -> int:
     parser.add_argument("--sizes", default="4,17,64", help="comma separated: 4, 17, 64")
     parser.add_argument("--skip", default="", help=f"comma separated steps to leave out: {','.join(STEPS)}")
     parser.add_argument("--repeat", type=int, default=1,
-                        help="run the no-change re-run and plain ansible-playbook this many times, alternating; "
-                             "the table shows their medians")
+                        help="run the no-change re-run, plain ansible-playbook and ansible-runner alone this many "
+                             "times, alternating; the table shows their medians")
     args = parser.parse_args()
     if os.geteuid() != 0:
         print("bench/scale.py: the lab needs root", file=sys.stderr)

@@ -435,7 +435,14 @@ class Playbook:
         return killed
 
     def start(self, tracker: PlaybookTracker, cancelled: Callable[[], bool]) -> tuple[threading.Thread, Any]:
-        """Start ansible-runner in a thread; events go to ``tracker``; ``cancelled`` stops it."""
+        """Start ansible-runner in a thread; events go to ``tracker`` and the run record; ``cancelled`` stops it."""
+        return self.launch(self._recording(tracker.handle), cancelled)
+
+    def launch(self, event_handler: Callable[[dict[str, Any]], bool],
+               cancelled: Callable[[], bool]) -> tuple[threading.Thread, Any]:
+        """Start ansible-runner in a thread with ``event_handler`` as its event handler (its answer:
+        whether ansible-runner writes the event's file). ``start`` passes racfg's tracker and run
+        record; bench/runner_alone.py one that keeps nothing, to measure ansible-runner on its own."""
         self.record_dir.mkdir(parents=True, exist_ok=True)
         (self.record_dir / "tmp").mkdir(exist_ok=True)
         # How often ansible-runner asks ``cancelled`` (its default: every 5 s). Read only from
@@ -454,7 +461,7 @@ class Playbook:
             cmdline=self.cmdline() or None,
             extravars=self.extravars or None,
             envvars=self.envvars(),
-            event_handler=self._recording(tracker.handle),
+            event_handler=event_handler,
             cancel_callback=cancelled,
             # Ansible's own in-memory fact cache (ansible.cfg), as a plain ansible-playbook run has it:
             # ansible-runner's default (a JSON file per host, rewritten on every facts update) costs

@@ -158,6 +158,17 @@ def lab_connection_args(overrides: ConnectionOverrides) -> list[str]:
     return [*connection_options(overrides), "-e", json.dumps(provider_extravars(overrides))]
 
 
+@contextmanager
+def operator_options(overrides: ConnectionOverrides | None) -> Iterator[list[str]]:
+    """The ansible-playbook options an operator passes for a lab (``overrides``; None: none): its key
+    and known_hosts, what deploy lifts for a lab run, and a private extra-vars file of the switch
+    passwords, which lives while the block runs."""
+    extra = lab_connection_args(overrides) if overrides is not None else []
+    passwords = dict(overrides.switch_passwords) if overrides is not None else {}
+    with secret_extravars({SWITCH_PASSWORDS_VAR: passwords} if passwords else {}) as secret_file:
+        yield extra + (["-e", f"@{secret_file}"] if secret_file is not None else [])
+
+
 def run_playbook(rendered: Path, playbook: str, *args: str, timeout: float = 900,
                  overrides: ConnectionOverrides | None = None) -> PlaybookResult:
     """``ansible-playbook -i RENDERED playbooks/PLAYBOOK ARGS`` as an operator would type it.
@@ -170,13 +181,8 @@ def run_playbook(rendered: Path, playbook: str, *args: str, timeout: float = 900
     bin_dir = Path(sys.executable).parent
     env = dict(os.environ, ANSIBLE_NOCOLOR="1", ANSIBLE_CONFIG=str(ansible_root() / "ansible.cfg"),
                PATH=f"{bin_dir}:{os.environ.get('PATH', '/usr/bin:/bin')}")
-    extra = lab_connection_args(overrides) if overrides is not None else []
-    passwords = dict(overrides.switch_passwords) if overrides is not None else {}
-    secrets = {SWITCH_PASSWORDS_VAR: passwords} if passwords else {}
     start = time.monotonic()
-    with secret_extravars(secrets) as secret_file:
-        if secret_file is not None:
-            extra += ["-e", f"@{secret_file}"]
+    with operator_options(overrides) as extra:
         proc = subprocess.run([str(bin_dir / "ansible-playbook"), "-i", str(rendered), str(playbooks_dir() / playbook),
                                *extra, *args], cwd=ansible_root(), env=env, capture_output=True, text=True,
                               timeout=timeout)

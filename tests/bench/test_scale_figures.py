@@ -11,7 +11,7 @@ import pytest
 BENCH = Path(__file__).resolve().parents[2] / "bench"
 sys.path.insert(0, str(BENCH))
 
-from scale import pooled_ratio, verdict  # noqa: E402
+from scale import PLAIN, RERUN, RUNNER, Row, pooled_ratio, ratio_lines, verdict  # noqa: E402
 
 # (racfg, plain) controller CPU-s of 4-host pairs measured on this machine, and what they allow
 PAIRS = [(10.3, 8.4), (10.0, 9.0), (10.2, 11.6), (12.3, 12.0), (14.0, 13.6), (13.6, 12.1), (13.6, 12.4),
@@ -44,3 +44,28 @@ def test_a_clear_pass_a_clear_overhead_and_an_open_case_are_told_apart(pairs: li
                                                                       expected: str) -> None:
     _, low, high = pooled_ratio(pairs)
     assert verdict(low, high) == expected
+
+
+def rows_of(what: str, controllers: list[float]) -> list[Row]:
+    return [Row(4, what, wall=10.0 * c, controller=c) for c in controllers]
+
+
+def test_ansible_runner_alone_splits_racfgs_ratio_into_the_protocols_part_and_racfgs_own() -> None:
+    """Rounds of the three re-runs: racfg over plain carries the target's verdict; the two parts
+    (ansible-runner over plain, racfg over ansible-runner) are figures without one, and the i-th run
+    of each kind is paired with the i-th of the other."""
+    rows = rows_of(RERUN, [2.30, 2.20, 2.40, 2.25]) + rows_of(PLAIN, [2.0, 1.9, 2.1, 2.0]) \
+        + rows_of(RUNNER, [2.15, 2.05, 2.25, 2.1])
+    target, protocol, own = ratio_lines(rows, 4)
+    assert target.startswith("racfg / plain") and target.endswith(": < 1.10x missed")  # pairs 1.13-1.16x
+    assert f"over all pairs {9.15 / 8.0:.3f}x" in target and "< 1.10x" in target
+    assert protocol.startswith("ansible-runner alone / plain") and f"over all pairs {8.55 / 8.0:.3f}x" in protocol
+    assert own.startswith("racfg / ansible-runner alone") and f"over all pairs {9.15 / 8.55:.3f}x" in own
+    assert "1.10x" not in protocol + own
+
+
+def test_without_ansible_runner_alone_only_the_targets_ratio_is_printed() -> None:
+    rows = rows_of(RERUN, [2.3, 2.2]) + rows_of(PLAIN, [2.0, 2.0])
+    [line] = ratio_lines(rows, 4)
+    assert line.startswith("racfg / plain") and "each pair 1.10x, 1.15x" in line and line.endswith("[< 1.10x]")
+    assert ratio_lines(rows, 17) == []

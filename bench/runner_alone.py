@@ -25,9 +25,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from racfg.playbook import Playbook
+from racfg.playbook import RECAP_COUNTS, Playbook
 
-RECAP = {"changed": "changed", "failures": "failed", "dark": "unreachable"}
+# the recap's counts this prints, as racfg names them
+RECAP = {key: name for key, name in RECAP_COUNTS.items() if name in ("changed", "failed", "unreachable")}
 
 
 def main(argv: list[str]) -> int:

@@ -29,6 +29,9 @@ import ansible_runner
 
 from racfg.paths import ansible_root, playbooks_dir, roles_dir
 
+# The per-host counts of a playbook_on_stats event (the play recap), by the names racfg gives them
+RECAP_COUNTS = {"ok": "ok", "changed": "changed", "failures": "failed", "dark": "unreachable", "skipped": "skipped"}
+
 
 @dataclass
 class HostProgress:
@@ -187,14 +190,12 @@ class PlaybookTracker:
     def _stats(self, data: dict[str, Any]) -> None:
         """The play recap is authoritative: counts from it replace our running tally."""
         self.stats_seen = True
-        keys = {"ok": "ok", "changed": "changed", "failures": "failed", "dark": "unreachable",
-                "skipped": "skipped"}
         names = set()
-        for key in keys:
+        for key in RECAP_COUNTS:
             names.update((data.get(key) or {}).keys())
         for name in names:
             progress = self.host(name)
-            for source, target in keys.items():
+            for source, target in RECAP_COUNTS.items():
                 setattr(progress, target, int((data.get(source) or {}).get(name, 0)))
             # ansible counts changed tasks inside ok; keep ok as "ok and unchanged" like the recap shows
             progress.ok = max(progress.ok - progress.changed, 0)

@@ -1,27 +1,22 @@
 """`racfg drift` on the deployed lab: clean means "no drift"; planted faults are named in the
-right layers and nothing else; drift changes nothing; after `racfg deploy` it is clean again;
-`--accept` makes an intended change the new baseline and keeps the old one; a deploy holding
-the site makes drift refuse, another drift does not."""
+right layers and nothing else; after `racfg deploy` it is clean again (tests/faults/, with
+validate); `--accept` makes an intended change the new baseline and keeps the old one; a deploy
+holding the site makes drift refuse, another drift does not."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 
 import pytest
-from sitelab import CURRENT_LIBEVENT, FAULTS, INVENTORY, OLDER_LIBEVENT, Fault
+from sitelab import FAULTS, INVENTORY, Fault, drift_layers, env_checks, separate_groups
 
 from racfg.locking import site_lock
 
 pytestmark = pytest.mark.lab
 
-
-def layers(report: dict) -> set[tuple[str, str]]:
-    return {(r["target"], r["category"]) for r in report["results"] if r["status"] == "fail"}
-
-
-def env_checks(report: dict) -> set[str]:
-    return {r["check"] for r in report["results"] if r["status"] == "fail" and r["category"] == "environment"}
+GROUPS = separate_groups(FAULTS)
 
 
 def test_clean_lab_has_no_drift(deployed_site):
@@ -38,75 +33,38 @@ def test_clean_lab_has_no_drift(deployed_site):
     assert compared == {*(h.name for h in deployed_site.lab.cluster.hosts), *deployed_site.lab.cluster.switches}
 
 
-def errored(report: dict) -> set[tuple[str, str]]:
-    return {(r["target"], r["category"]) for r in report["results"] if r["status"] == "error"}
-
-
-def failing(report: dict) -> dict[str, dict]:
-    return {r["check"]: r for r in report["results"] if r["status"] == "fail"}
-
-
-@pytest.mark.parametrize("fault", FAULTS, ids=[f.name for f in FAULTS])
-def test_each_fault_alone_is_named_in_its_layers_and_nothing_else(deployed_site, fault: Fault):
-    """One fault planted on the clean, deployed lab: drift names it in the right layers with what was
-    expected and what is, and reports nothing else. Repaired by hand (its exact inverse) afterwards, so the
-    next fault starts from a clean lab again (which its own "nothing else" assertion proves)."""
-    fault.plant(deployed_site)
-    try:
+@pytest.mark.parametrize("faults", GROUPS, ids=[" + ".join(f.name for f in g) for g in GROUPS])
+def test_faults_on_separate_targets_are_each_named_in_their_layers_and_nothing_else(deployed_site,
+                                                                                     faults: tuple[Fault, ...]):
+    """A group of faults planted on the clean, deployed lab, no two on the same host or switch (see
+    separate_groups): drift names each in exactly its layers, on its own targets, with what was expected
+    and what is, and reports nothing on any other target. Repaired by hand (each fault's exact inverse)
+    afterwards, so the next group starts from a clean lab again (which its own "nothing else" assertion
+    proves)."""
+    with contextlib.ExitStack() as planted:
+        for fault in faults:
+            fault.plant(deployed_site)
+            planted.callback(fault.repair, deployed_site)
         code, report = deployed_site.drift()
-    finally:
-        fault.repair(deployed_site)
     assert code == 1
-    got = layers(report)
-    assert got == fault.drift, f"unexpected: {sorted(got - fault.drift)}; missing: {sorted(fault.drift - got)}"
-    assert env_checks(report) == fault.environment
-    drifted = failing(report)
-    for check in fault.environment:
+    got, errored, environment = drift_layers(report), drift_layers(report, "error"), env_checks(report)
+    for fault in faults:
+        on = fault.targets
+        mine = {pair for pair in got if pair[0] in on}
+        assert mine == fault.drift, f"{fault.name}: unexpected {sorted(mine - fault.drift)}; " \
+                                    f"missing {sorted(fault.drift - mine)}"
+        assert {c for c in environment if c.split("/", 1)[0] in on} == fault.environment, fault.name
+        assert {pair for pair in errored if pair[0] in on} == fault.errors, fault.name
+    faulted = set().union(*(f.targets for f in faults))
+    elsewhere = {pair for pair in got | errored if pair[0] not in faulted}
+    assert not elsewhere, f"reported on a target no fault touches: {sorted(elsewhere)}"
+    drifted = {r["check"]: r for r in report["results"] if r["status"] == "fail"}
+    for check in environment:
         change = drifted[check]
         assert change["expected"] != change["actual"] and " -> " in change["message"], change
         assert "since" in change["message"] and change["fix"], change
     assert all(r["fix"] for r in drifted.values())
     assert all(r["actual"] == "would change" for r in drifted.values() if r["category"] == "config")
-    assert errored(report) == fault.errors
-
-
-def test_faults_are_named_in_their_layers_and_deploy_clears_them(deployed_site, tmp_path):
-    """All faults at once: the union of what each names alone, drift changes nothing, and after the
-    by-hand part of the repair `racfg deploy` makes drift clean again."""
-    site = deployed_site
-    site.plant_faults()
-
-    before = site.fingerprint()
-    code, report = site.drift("--output", str(tmp_path))  # the plan as a person reads it: plan.txt
-    assert site.fingerprint() == before, "drift changed something"
-    assert code == 1
-    expected = set().union(*(f.drift for f in FAULTS))
-    got = layers(report)
-    assert got == expected, (sorted(got - expected), sorted(expected - got))
-    assert env_checks(report) == set().union(*(f.environment for f in FAULTS))
-    assert errored(report) == set().union(*(f.errors for f in FAULTS))
-    by_id = {r["check"]: r for r in report["results"]}
-    removed = by_id["stor01/environment/packages/ibverbs-utils"]
-    assert removed["actual"] is None and "-> (removed)" in removed["message"] and "since" in removed["message"]
-    downgraded = by_id["dgx03/environment/packages/libevent-2.1-7"]
-    assert (downgraded["expected"], downgraded["actual"]) == (CURRENT_LIBEVENT, OLDER_LIBEVENT)
-    assert downgraded["message"].startswith(
-        f"dgx03: package libevent-2.1-7 {CURRENT_LIBEVENT} -> {OLDER_LIBEVENT} (downgraded) since")
-    assert downgraded["fix"].endswith(f"on dgx03: apt-get install libevent-2.1-7={CURRENT_LIBEVENT}")  # not deploy
-    assert by_id["dgx01/environment/nics/data0/mtu"]["message"].startswith("dgx01: NIC data0 MTU 9000 -> 1500")
-    assert "sw1/state/switches/config_saved" in {r["check"] for r in report["results"] if r["status"] == "fail"}
-    assert all(r["fix"] for r in report["results"] if r["status"] == "fail")
-    plan = (tmp_path / "plan.txt").read_text()
-    assert "~ [environment] dgx01: NIC data0 MTU 9000 -> 1500" in plan
-    assert "- [environment] stor01: package ibverbs-utils 44.0-2 -> (removed)" in plan
-    assert f"~ [environment] dgx03: package libevent-2.1-7 {CURRENT_LIBEVENT} -> {OLDER_LIBEVENT}" in plan
-    assert "hosts and 1 switch drifted:" in plan
-
-    site.repair_by_hand()
-    site.deploy()
-    site.settled()
-    code, report = site.drift()
-    assert (layers(report), code) == (set(), 0)
 
 
 def test_accept_makes_an_intended_change_the_baseline_and_keeps_the_old_one(deployed_site):
@@ -114,7 +72,7 @@ def test_accept_makes_an_intended_change_the_baseline_and_keeps_the_old_one(depl
     site.lab.ssh("dgx01", "apt-get install -y -q nvme-cli >/dev/null")
     try:
         code, report = site.drift()
-        assert layers(report) == {("dgx01", "environment")} and code == 1
+        assert drift_layers(report) == {("dgx01", "environment")} and code == 1
         added = {c.split("/environment/")[1] for c in env_checks(report)}
         assert "packages/nvme-cli" in added and all(a.startswith("packages/") for a in added)  # and its libraries
         refused = site.racfg("drift", str(INVENTORY), "--accept")
@@ -122,12 +80,12 @@ def test_accept_makes_an_intended_change_the_baseline_and_keeps_the_old_one(depl
         accepted = site.racfg("drift", str(INVENTORY), "--accept", "--yes")
         assert accepted.returncode == 0, accepted.stderr
         assert "package nvme-cli" in accepted.stdout and "new baseline" in accepted.stdout
-        code, report = site.drift()
-        assert (layers(report), code) == (set(), 0)
+        code, report = site.drift("--limit", "dgx01")  # the one host that drifted
+        assert (drift_layers(report), code) == (set(), 0)
         history = site.racfg("drift", str(INVENTORY), "--history").stdout
         ids = [line.split()[0] for line in history.splitlines()[3:] if line.strip()]
         assert len(ids) >= 2 and "(current)" in history
-        code, report = site.drift("--baseline", ids[1])
+        code, report = site.drift("--baseline", ids[1], "--limit", "dgx01")
         assert {c.split("/environment/")[1] for c in env_checks(report)} == added
     finally:
         site.lab.ssh("dgx01", "apt-get remove -y -q nvme-cli >/dev/null", check=False)

@@ -169,6 +169,16 @@ def operator_options(overrides: ConnectionOverrides | None) -> Iterator[list[str
         yield extra + (["-e", f"@{secret_file}"] if secret_file is not None else [])
 
 
+def operator_env(**extra: str) -> dict[str, str]:
+    """The environment of an operator's own ``ansible-playbook`` with racfg's playbooks: racfg's
+    ansible.cfg, no colour, this venv's bin first on PATH; ``extra`` variables on top."""
+    from racfg.paths import ansible_root
+
+    bin_dir = Path(sys.executable).parent
+    return {**os.environ, "ANSIBLE_NOCOLOR": "1", "ANSIBLE_CONFIG": str(ansible_root() / "ansible.cfg"),
+            "PATH": f"{bin_dir}:{os.environ.get('PATH', '/usr/bin:/bin')}", **extra}
+
+
 def run_playbook(rendered: Path, playbook: str, *args: str, timeout: float = 900,
                  overrides: ConnectionOverrides | None = None) -> PlaybookResult:
     """``ansible-playbook -i RENDERED playbooks/PLAYBOOK ARGS`` as an operator would type it.
@@ -179,8 +189,7 @@ def run_playbook(rendered: Path, playbook: str, *args: str, timeout: float = 900
     from racfg.paths import ansible_root, playbooks_dir
 
     bin_dir = Path(sys.executable).parent
-    env = dict(os.environ, ANSIBLE_NOCOLOR="1", ANSIBLE_CONFIG=str(ansible_root() / "ansible.cfg"),
-               PATH=f"{bin_dir}:{os.environ.get('PATH', '/usr/bin:/bin')}")
+    env = operator_env()
     start = time.monotonic()
     with operator_options(overrides) as extra:
         proc = subprocess.run([str(bin_dir / "ansible-playbook"), "-i", str(rendered), str(playbooks_dir() / playbook),

@@ -138,8 +138,9 @@ def test_the_provider_key_reaches_only_hosts_whose_inventory_names_none(tmp_path
     import subprocess
     import sys
 
+    from labsupport import operator_env
+
     from racfg.connection import NO_OVERRIDES, ConnectionOverrides
-    from racfg.paths import ansible_root
     from racfg.render import connection_options
 
     assert connection_options(NO_OVERRIDES) == []
@@ -150,8 +151,7 @@ def test_the_provider_key_reaches_only_hosts_whose_inventory_names_none(tmp_path
         "    lab:\n      ansible_host: 127.0.0.3\n")
     (tmp_path / "play.yml").write_text("- hosts: all\n  gather_facts: false\n  tasks:\n"
                                        "    - name: Reach\n      ansible.builtin.ping:\n")
-    env = {**os.environ, "ANSIBLE_CONFIG": str(ansible_root() / "ansible.cfg"), "ANSIBLE_NOCOLOR": "1",
-           "ANSIBLE_LOCAL_TEMP": str(tmp_path / "tmp"), "ANSIBLE_SSH_CONTROL_PATH_DIR": str(tmp_path / "cp")}
+    env = operator_env(ANSIBLE_LOCAL_TEMP=str(tmp_path / "tmp"), ANSIBLE_SSH_CONTROL_PATH_DIR=str(tmp_path / "cp"))
     playbook = str(Path(sys.executable).parent / "ansible-playbook")
     out = subprocess.run([playbook, "-vvv", "-i", str(tmp_path / "hosts.yml"), *connection_options(overrides),
                           str(tmp_path / "play.yml")], capture_output=True, text=True, env=env, timeout=120).stdout
@@ -211,7 +211,6 @@ def test_secret_extravars_file_is_private_and_gone_afterwards():
 # --- Ctrl-C always stops a run (issue 11, point 9) -------------------------------------------
 
 def test_signals_set_the_stop_event_wherever_they_land_and_handlers_come_back():
-    import os
     import signal
 
     from racfg.playbook import Playbook, PlaybookTracker, stop_on_signals

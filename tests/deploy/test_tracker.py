@@ -96,14 +96,14 @@ def write_frozen_objects_filter(play_dir: Path) -> None:
 def test_a_plain_ansible_playbook_run_with_racfgs_config_freezes_what_each_worker_inherits(tmp_path):
     """ansible.cfg enables playbooks/callback_plugins/fork_gc for an operator's own ansible-playbook
     run too, wherever the play lives: each worker starts with the controller's heap frozen."""
-    from racfg.paths import ansible_root
+    from labsupport import operator_env
 
     play = tmp_path / "play.yml"
     play.write_text("- hosts: localhost\n  gather_facts: false\n  tasks:\n"
                     "    - name: Count what the worker froze\n      ansible.builtin.debug:\n"
                     "        msg: \"{{ 0 | frozen_objects }}\"\n")
     write_frozen_objects_filter(tmp_path)
-    env = {**os.environ, "ANSIBLE_CONFIG": str(ansible_root() / "ansible.cfg"), "ANSIBLE_NOCOLOR": "1"}
+    env = operator_env()
     proc = subprocess.run([str(Path(sys.executable).parent / "ansible-playbook"), "-i", "localhost,", "-c", "local",
                            str(play)], env=env, capture_output=True, text=True, timeout=120, check=False)
     assert proc.returncode == 0, proc.stdout + proc.stderr

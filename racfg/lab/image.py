@@ -27,9 +27,14 @@ from racfg.paths import lab_root
 
 SUITE = "bookworm"
 MIRROR = os.environ.get("RACFG_LAB_MIRROR", "http://deb.debian.org/debian")
+# A server OS install's base, not what racfg manages (the roles install that from the lab
+# repository). udev and perl are in every DGX OS and Debian server install; a minbase tree lacks
+# them, so without them each host's first deploy would also install them (rdma-core needs udev,
+# whose hwdb build is the slowest step; lldpd's SNMP library needs perl's): about 6 of its 8
+# CPU-seconds of package installs per host, on a machine whose two CPUs the whole lab shares.
 PACKAGES = (
     "systemd", "systemd-sysv", "dbus", "openssh-server", "python3", "iproute2", "iputils-ping",
-    "iperf3", "fio", "ethtool", "chrony", "kmod", "procps",
+    "iperf3", "fio", "ethtool", "chrony", "kmod", "procps", "udev", "perl",
 )
 # Bump when the customisation below changes, so cached images are rebuilt.
 RECIPE_VERSION = 3

@@ -82,15 +82,17 @@ def _accept(cluster, options: DriftOptions, overrides, progress, yes: bool) -> N
     """Read the facts now, show the environment changes they bring, ask, and keep them."""
     if options.limit:
         raise UsageError("--accept records the whole site's facts; it takes no --limit")
+    # Off a terminal nobody can answer the question below: refuse before reading every host and
+    # switch, not after (plain `racfg drift` shows what --accept would take).
+    if not yes and not sys.stdin.isatty():
+        raise UsageError("--accept replaces the baseline; confirm with --yes when not on a terminal",
+                         hint="racfg drift shows the changes --accept would take")
     run = run_drift(cluster, options, overrides, progress, layers=("environment",))
     if run.facts_now is None:
         typer.echo(render_plan(run.report), nl=False)
         raise typer.Exit(int(ExitCode.CANNOT_RUN))
     typer.echo(render_plan(run.report), nl=False)
-    if not yes:
-        if not sys.stdin.isatty():
-            raise UsageError("--accept replaces the baseline; confirm with --yes when not on a terminal")
-        if not typer.confirm(f"Accept these facts as the new baseline of site {cluster.name}?"):
-            raise typer.Exit(int(ExitCode.USAGE))
+    if not yes and not typer.confirm(f"Accept these facts as the new baseline of site {cluster.name}?"):
+        raise typer.Exit(int(ExitCode.USAGE))
     path = accept(cluster, run)
     say(f"accepted: {path} is the new baseline; the previous one is in the history (racfg drift --history)")

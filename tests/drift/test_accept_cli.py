@@ -23,9 +23,10 @@ REPO = Path(__file__).resolve().parents[2]
 ])
 def test_accept_refuses_before_reading_anything(tmp_path: Path, args: list[str], message: str):
     state = tmp_path / "state"
+    env = {k: v for k, v in os.environ.items() if k != "RACFG_YES"}  # --yes's variable: only as given here
     proc = subprocess.run([sys.executable, "-m", "racfg", "drift", "inventory/lab.yaml", *args],
                           capture_output=True, text=True, cwd=REPO, stdin=subprocess.DEVNULL, timeout=60,
-                          env={**os.environ, "RACFG_STATE_DIR": str(state), "RACFG_PLAIN": "1"})
+                          env={**env, "RACFG_STATE_DIR": str(state), "RACFG_PLAIN": "1"})
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert f"racfg: error: {message}" in proc.stderr and "Traceback" not in proc.stderr
     assert not (state / "runs").exists()  # no drift ran: nothing was read

@@ -16,9 +16,11 @@ demo: setup
 demo-down: setup
 	$(BIN)/racfg lab down $(INVENTORY)
 
-## test: linters, unit tests and lab integration tests (needs root for the lab)
+## test: linters, unit tests and lab integration tests (needs root for the lab). Two workers, each
+## test module on one of them (tests/conftest.py); then the tests that measure rates, alone.
 test: setup lint
-	$(BIN)/pytest -q --durations=30 tests
+	$(BIN)/pytest -q --durations=30 -n 2 -m "not solo" tests
+	$(BIN)/pytest -q --durations=10 -m solo tests
 
 lint: setup
 	$(BIN)/ruff check racfg tests bench validators roles playbooks

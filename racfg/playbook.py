@@ -368,7 +368,10 @@ class Playbook:
             known = json.loads(cache.read_text()) if cache.exists() else {}
             known[self._task_count_key()] = tasks_started
             cache.parent.mkdir(parents=True, exist_ok=True)
-            cache.write_text(json.dumps(dict(list(known.items())[-32:])) + "\n")
+            # whole or not at all: another racfg of the project (another site's deploy) may read it now
+            temporary = cache.with_name(f"{cache.name}.{os.getpid()}.tmp")
+            temporary.write_text(json.dumps(dict(list(known.items())[-32:])) + "\n")
+            os.replace(temporary, cache)
 
     def count_tasks(self, cache: Path | None = None) -> int:
         """How many tasks the play will start (for the progress bar): what the last run of the

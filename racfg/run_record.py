@@ -25,13 +25,17 @@ class RunRecord:
     def create(cls, command: str, root: Path | None = None) -> RunRecord:
         base = (root or state_dir()) / "runs"
         stamp = time.strftime("%Y%m%d-%H%M%S")
-        path = base / f"{stamp}-{command}"
+        base.mkdir(parents=True, exist_ok=True)
+        # mkdir is the claim: two runs started in the same second (two sites deployed at once from
+        # one project) each get a directory of their own, never the other's
         suffix = 1
-        while path.exists():
-            suffix += 1
-            path = base / f"{stamp}-{command}-{suffix}"
-        path.mkdir(parents=True)
-        return cls(path, command)
+        while True:
+            path = base / (f"{stamp}-{command}" if suffix == 1 else f"{stamp}-{command}-{suffix}")
+            try:
+                path.mkdir()
+                return cls(path, command)
+            except FileExistsError:
+                suffix += 1
 
     def write_json(self, name: str, data: Any) -> Path:
         target = self.path / name

@@ -4,6 +4,10 @@ The lab is brought up once per session (a cached image makes that a few seconds)
 torn down at the end, even when tests fail. Outside CI a machine that cannot build a lab
 (not root, no systemd-nspawn) skips the lab tests; in CI (CI=true) it fails them instead, so
 a lab test can never silently stop running there.
+
+``make test`` runs the suite on two pytest-xdist workers, then the ``solo`` tests (rates and
+bursts measured on the lab) one at a time with nothing beside them: most of a lab test's time
+is waiting (a chrony sync, an LLDP interval, a link shaped low), which the other worker fills.
 """
 
 from __future__ import annotations
@@ -37,9 +41,71 @@ def deployed_site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[sitelab.
         yield site
 
 
+# --- two workers (make test: pytest -n 2) -------------------------------------------------------
+# A test module's labs are module- or session-scoped, each with a site of its own: split over two
+# workers, one site would be built twice at once. So a worker takes whole modules, and the modules
+# that share a session lab go to one worker together. The controller sees only test ids, hence a
+# table; collection checks it against the fixtures the tests really use.
+SHARED_LAB_MODULES = {
+    "lab": ("tests/deploy/test_deploy_lab.py", "tests/lab/test_lab_integration.py"),
+    "deployed_site": ("tests/drift/test_drift_lab.py", "tests/faults/test_planted_faults_lab.py",
+                      "tests/validate/test_validate_lab.py"),
+}
+
+
+def module_of(nodeid: str) -> str:
+    return nodeid.split("::", 1)[0]
+
+
+def worker_unit(nodeid: str) -> str:
+    """What one worker runs together: the shared lab of the test's module, or else its module."""
+    module = module_of(nodeid)
+    return next((f"shared lab {fixture}" for fixture, modules in SHARED_LAB_MODULES.items() if module in modules),
+                module)
+
+
+def _uses_session_fixture(item: pytest.Item, name: str) -> bool:
+    """``item`` uses this file's session fixture ``name`` (a module's own ``lab`` is another lab)."""
+    info = getattr(item, "_fixtureinfo", None)
+    definitions = info.name2fixturedefs.get(name, ()) if info is not None else ()
+    return bool(definitions) and definitions[-1].scope == "session"
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
+    """Whole modules per worker, shared labs together (``worker_unit``), in the order collected."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class WholeModules(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return worker_unit(nodeid)
+
+    config.option.loadscopereorder = False  # our order (pytest_collection_modifyitems), not by test count
+    return WholeModules(config, log)
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Tests using the ``lab`` fixture must carry the ``lab`` marker (so ``-m "not lab"`` deselects them)."""
+    """Tests using the ``lab`` fixture must carry the ``lab`` marker (so ``-m "not lab"`` deselects them).
+
+    A module using a shared session lab that ``SHARED_LAB_MODULES`` does not name stops the run
+    (two workers would build that lab at once). The run starts with the longest work: the shared
+    labs' modules, then the other lab modules, then the rest, each in the order collected (so the
+    modules of a shared lab keep theirs). Two workers given the longest work first finish together
+    instead of one waiting on the other's last lab.
+    """
     for item in items:
         if "lab" in getattr(item, "fixturenames", ()) and item.get_closest_marker("lab") is None:
             item.add_marker(pytest.mark.lab)
+    unlisted = sorted({f"{module_of(item.nodeid)} uses the session fixture {fixture!r}"
+                       for item in items for fixture, modules in SHARED_LAB_MODULES.items()
+                       if _uses_session_fixture(item, fixture) and module_of(item.nodeid) not in modules})
+    if unlisted:
+        raise pytest.UsageError("tests/conftest.py SHARED_LAB_MODULES does not list: " + "; ".join(unlisted))
+
+    weight: dict[str, int] = {}  # per module, never per test: a module's tests keep their order
+    for item in items:
+        module = module_of(item.nodeid)
+        own = 0 if worker_unit(item.nodeid) != module else 1 if item.get_closest_marker("lab") else 2
+        weight[module] = min(weight.get(module, own), own)
+    items.sort(key=lambda item: weight[module_of(item.nodeid)])  # stable: else the order collected

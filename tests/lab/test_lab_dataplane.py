@@ -26,6 +26,7 @@ from racfg.switches import read_facts
 from racfg.switches.session import SwitchSession, SwitchTarget
 
 LAB = pytest.mark.lab  # every test here but the recorded-output ones
+pytestmark = pytest.mark.solo  # the shaped cables' rates: measured with the machine to itself
 REPO = Path(__file__).resolve().parents[2]
 BIN = REPO / ".venv" / "bin"
 INVENTORY = Path(__file__).with_name("dataplane.yaml")

@@ -70,6 +70,7 @@ def test_jumbo_ping_needs_switch_ports_at_9000(lab: LabHandle, data_pair) -> Non
     assert lab.exec(a, jumbo, check=False).returncode == 0, "switch ports at 9000 must pass jumbo frames"
 
 
+@pytest.mark.solo  # a rate: measured with the machine to itself
 def test_iperf3_through_a_shaped_port_reaches_90_percent_of_lab_rate(lab: LabHandle, data_pair) -> None:
     a, b, peer, ports = data_pair
     for switch, port in ports:

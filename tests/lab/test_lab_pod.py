@@ -21,7 +21,7 @@ from racfg.inventory import load_cluster
 from racfg.lab import limits
 from racfg.lab.teardown import leftovers
 
-pytestmark = pytest.mark.lab
+pytestmark = [pytest.mark.lab, pytest.mark.solo]  # 64 hosts pinging at once: the machine to itself
 POD = Path(__file__).resolve().parents[2] / "bench" / "pod64.yaml"
 SITE = load_cluster(POD).name
 

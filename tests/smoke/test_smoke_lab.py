@@ -28,7 +28,7 @@ from racfg.results import Report, Status
 from racfg.smoke.command import SmokeOptions, run_smoke
 from tests.smoke.labnet import configure_data_plane
 
-pytestmark = pytest.mark.lab
+pytestmark = [pytest.mark.lab, pytest.mark.solo]  # rates: measured with the machine to itself
 
 HERE = Path(__file__).parent
 INVENTORY = HERE / "smokelab.yaml"

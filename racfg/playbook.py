@@ -368,10 +368,8 @@ class Playbook:
             known = json.loads(cache.read_text()) if cache.exists() else {}
             known[self._task_count_key()] = tasks_started
             cache.parent.mkdir(parents=True, exist_ok=True)
-            # whole or not at all: another racfg of the project (another site's deploy) may read it now
-            temporary = cache.with_name(f"{cache.name}.{os.getpid()}.tmp")
-            temporary.write_text(json.dumps(dict(list(known.items())[-32:])) + "\n")
-            os.replace(temporary, cache)
+            # another racfg of the project (another site's deploy) may read or write it now
+            write_json_whole(cache, dict(list(known.items())[-32:]))
 
     def count_tasks(self, cache: Path | None = None) -> int:
         """How many tasks the play will start (for the progress bar): what the last run of the
@@ -491,18 +489,22 @@ class Playbook:
 
         def handler(event: dict[str, Any]) -> bool:
             if handle(event) and "uuid" in event and "counter" in event:
-                write_event(events / f"{event['counter']}-{event['uuid']}.json", event)
+                write_json_whole(events / f"{event['counter']}-{event['uuid']}.json", event)
             return False
 
         return handler
 
 
-def write_event(path: Path, event: dict[str, Any]) -> None:
-    """One event file, whole or not at all (readers may look while the run goes on), owner-only as
-    ansible-runner writes it. A write that fails loses that event's file, as in ansible-runner."""
-    temporary = path.with_name(path.name + ".tmp")
+def write_json_whole(path: Path, data: dict[str, Any]) -> None:
+    """One JSON file, whole or not at all, owner-only as ansible-runner writes its event files.
+
+    Readers may look while it is written (an event file while the run goes on; the task-count cache
+    while another racfg of the project runs), and the temporary name is this process's own, so two
+    writers never write into one file. A write that fails loses that file, as in ansible-runner.
+    """
+    temporary = path.with_name(f"{path.name}.{os.getpid()}.tmp")
     with contextlib.suppress(OSError):
         fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w", encoding="utf-8") as out:
-            out.write(json.dumps(event))
+            out.write(json.dumps(data))
         os.replace(temporary, path)

@@ -70,8 +70,7 @@ def run_fio(fleet: Fleet, targets: Sequence[FioTarget], runtime_s: int) -> list[
             try:
                 runs.append(FioRun(target, parse_fio(done.stdout)))
             except ParseError as exc:
-                detail = done.stderr.strip().splitlines()[-1] if done.stderr.strip() else str(exc)
-                runs.append(FioRun(target, None, detail))
+                runs.append(FioRun(target, None, done.failure(exc)))
         return runs
     finally:
         stop_unfinished([p for _, p in procs])

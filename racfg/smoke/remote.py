@@ -26,6 +26,7 @@ from racfg.smoke.errors import MeasurementError
 
 CONNECT_TIMEOUT = 10.0
 KILL_GRACE = 0.5
+EOF_GRACE = 5.0  # after a process's exit status, how long the rest of its output may take to arrive
 # sshd runs at most MaxSessions (10 by default) channels on one connection and refuses the next
 # ("Connect failed"); a measurement may need more at once on one host (ra-arista: 2 links x 8
 # iperf3 clients on a dgx, 18 servers on a storage host at 9 clients), so a host gets another
@@ -38,6 +39,11 @@ class Completed:
     rc: int
     stdout: str
     stderr: str
+
+    def failure(self, error: Exception) -> str:
+        """Why the tool's output could not be read: its last line on stderr, else ``error`` and the exit status."""
+        stderr = self.stderr.strip()
+        return stderr.splitlines()[-1] if stderr else f"{error}, exit status {self.rc}"
 
 
 @dataclass
@@ -87,10 +93,23 @@ class RemoteProcess:
         self.deadline = time.monotonic() + self.bound_s + 10
 
     def wait(self) -> Completed:
-        """Collect output until the process ends; past its deadline it is killed and reported."""
-        while not self.channel.exit_status_ready():
+        """Collect output until the process ends and its output has all arrived; past its deadline
+        it is killed and reported.
+
+        The exit status alone does not end the output: sshd sends it when it reaps the process,
+        which can be before it has read what the process wrote last (iperf3 -J writes its whole
+        report just before it exits), so the output counts as complete at the channel's end of file.
+        """
+        eof_limit: float | None = None
+        while not (self.channel.exit_status_ready() and (self.channel.eof_received or self.channel.closed)):
             self._pump()
-            if time.monotonic() > self.deadline:
+            now = time.monotonic()
+            if self.channel.exit_status_ready():
+                # a child the tool left behind may hold its output open: wait for it only so long
+                eof_limit = eof_limit or now + EOF_GRACE
+                if now > eof_limit:
+                    break
+            elif now > self.deadline:
                 self.host.kill([self.pid] if self.pid else [])
                 raise MeasurementError(f"{self.host.name}: {self.command.split()[0]} did not end in time; stopped")
             if self.host.lost():

@@ -152,8 +152,7 @@ def run_load(fleet: Fleet, flows: Sequence[Flow], direction: str, duration_s: in
                 parsed = parse_iperf3(done.stdout)
                 results.append(FlowResult(flow, parsed, parsed.error))
             except ParseError as exc:
-                detail = done.stderr.strip().splitlines()[-1] if done.stderr.strip() else str(exc)
-                results.append(FlowResult(flow, None, detail))
+                results.append(FlowResult(flow, None, done.failure(exc)))
         for proc in servers:
             proc.wait()
         return LoadResult(direction, results, time.monotonic() - started)

@@ -26,6 +26,7 @@ from racfg.lab import api
 from racfg.locking import site_lock
 from racfg.results import Report, Status
 from racfg.smoke.command import SmokeOptions, run_smoke
+from racfg.smoke.remote import Fleet
 from tests.smoke.labnet import configure_data_plane
 
 pytestmark = [pytest.mark.lab, pytest.mark.solo]  # rates: measured with the machine to itself
@@ -128,6 +129,23 @@ def test_an_incast_into_one_client_port_fills_it_without_discards(lab: LabHandle
         [r.message for r in report.results if r.category == "switch counters"]
     port = counters.data["ports"]["smsw1:1/1"]  # smdgx01's port: it carried both loads, and dropped nothing
     assert port["tx_discards"] == 0 and port["tx_bytes"] > 250e6 / 8 and port["rx_bytes"] > 250e6 / 8
+
+
+def test_output_that_arrives_after_the_exit_status_is_collected(lab: LabHandle) -> None:
+    """sshd may send a process's exit status before the last of its output: it can reap the process
+    before it has read the pipe. iperf3 -J writes its whole report just before it exits, and a CI run
+    lost two of twelve reports that way ("no JSON in the output"). A shell that exits while its child
+    still writes makes that order certain; 12 at once, held and released as a load starts them."""
+    host = next(h for h in lab.cluster.hosts if h.name == "smdgx01")
+    with Fleet([host], overrides_for(lab.cluster)) as fleet:
+        late = ["sh", "-c", "(sleep 0.3; echo late; echo also >&2) & exit 0"]
+        processes = [fleet["smdgx01"].start(late, 5, held=True) for _ in range(12)]
+        for proc in processes:
+            proc.started()
+        for proc in processes:
+            proc.release()
+        done = [proc.wait() for proc in processes]
+    assert [(d.rc, d.stdout, d.stderr) for d in done] == [(0, "late\n", "also\n")] * 12
 
 
 def test_storage_links_cut_low_give_the_knee_and_name_them(lab: LabHandle, state_dir: Path, tmp_path: Path) -> None:

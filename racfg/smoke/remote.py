@@ -100,20 +100,18 @@ class RemoteProcess:
         which can be before it has read what the process wrote last (iperf3 -J writes its whole
         report just before it exits), so the output counts as complete at the channel's end of file.
         """
-        eof_limit: float | None = None
-        while not (self.channel.exit_status_ready() and (self.channel.eof_received or self.channel.closed)):
+        while not self.channel.exit_status_ready():
             self._pump()
-            now = time.monotonic()
-            if self.channel.exit_status_ready():
-                # a child the tool left behind may hold its output open: wait for it only so long
-                eof_limit = eof_limit or now + EOF_GRACE
-                if now > eof_limit:
-                    break
-            elif now > self.deadline:
+            if time.monotonic() > self.deadline:
                 self.host.kill([self.pid] if self.pid else [])
                 raise MeasurementError(f"{self.host.name}: {self.command.split()[0]} did not end in time; stopped")
             if self.host.lost():
                 raise MeasurementError(f"{self.host.name}: SSH connection lost while {self.command.split()[0]} ran")
+            time.sleep(0.02)
+        # a child the tool left behind may hold its output open: wait for the end only so long
+        eof_limit = time.monotonic() + EOF_GRACE
+        while not (self.channel.eof_received or self.channel.closed) and time.monotonic() < eof_limit:
+            self._pump()
             time.sleep(0.02)
         rc = self.channel.recv_exit_status()
         self._pump()

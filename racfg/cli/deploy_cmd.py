@@ -9,6 +9,7 @@ from pathlib import Path
 
 import typer
 
+from racfg.cli import options as opts
 from racfg.cli.app import app
 from racfg.cli.inventory_cmd import INVENTORY_ARG, finding_text
 from racfg.cli.providers import announce_substitutions, overrides_for
@@ -56,6 +57,10 @@ def report(outcome: DeployOutcome, fmt: RecapFormat, show_diff: bool) -> None:
         for d in outcome.diffs:
             say(f"--- diff [{d['host']}] {d['task']}")
             say(d["diff"].rstrip())
+    if outcome.could_not_run:  # no task ran: Ansible's own words, not a recap of zeros
+        say(f"deploy: could not run: {outcome.could_not_run}", "red")
+        say(f"run record: {outcome.record.path} (Ansible's whole output: artifacts/ansible/stdout)")
+        return
     print_recap(outcome.hosts)
     totals = outcome.totals
     problems = [(h["host"], p) for h in outcome.hosts for p in h["problems"]]
@@ -92,7 +97,7 @@ def deploy(
                                      help="Only these hosts or groups (Ansible pattern: dgx01,storage)."),
     tags: str | None = typer.Option(None, "--tags", "-t", envvar="RACFG_TAGS",
                                     help="Only these roles: common,fabric,ofed,gpu,nfs_client,nvme_storage,weka,"
-                                    "switch."),
+                                    "switch (an unknown name is refused)."),
     skip_tags: str | None = typer.Option(None, "--skip-tags", envvar="RACFG_SKIP_TAGS", help="Skip these roles."),
     check: bool = typer.Option(False, "--check", envvar="RACFG_CHECK", help="Plan only: change nothing."),
     diff: bool = typer.Option(False, "--diff", envvar="RACFG_DIFF", help="Show what changes (or would change)."),
@@ -112,7 +117,10 @@ def deploy(
     Every run leaves `.racfg/runs/TIME-deploy/` (full log, events, rendered inventory,
     results.json); a successful full run records the baseline for `racfg drift`.
     """
+    opts.tags("deploy", "--tags", tags)
+    opts.tags("deploy", "--skip-tags", skip_tags)
     cluster = load_cluster(inventory)
+    opts.limit("deploy", "--limit", limit, cluster)
     refuse_policy_errors(cluster, force)
     options = deploy_options(limit, tags, skip_tags, check, diff, forks, verbose, allow_reboot)
     options.progress_to_stderr = fmt is RecapFormat.json

@@ -7,15 +7,17 @@ from pathlib import Path
 
 import typer
 
+from racfg.cli import options as opts
 from racfg.cli.app import app
 from racfg.cli.inventory_cmd import INVENTORY_ARG
 from racfg.cli.providers import overrides_for
 from racfg.cli.reporting import FORMAT_OPTION, LIMIT_OPTION, OUTPUT_OPTION, ResultFormat
+from racfg.connection import ConnectionOverrides
 from racfg.console import is_tty, print_table, say
 from racfg.drift.command import DriftOptions, accept, list_baselines, run_drift
 from racfg.drift.plan import render_plan
-from racfg.errors import ExitCode, UsageError
-from racfg.inventory import load_cluster
+from racfg.errors import CannotRunError, ExitCode, UsageError
+from racfg.inventory import Cluster, load_cluster
 from racfg.results.render import render_report, write_reports
 
 DRIFT_EXIT = ("Exit codes: 0 no drift; 1 drift (config, state or environment); 2 bad command line or invalid "
@@ -34,7 +36,8 @@ def drift(
     yes: bool = typer.Option(False, "--yes", "-y", envvar="RACFG_YES", help="Do not ask (required off a terminal)."),
     fmt: ResultFormat = FORMAT_OPTION,
     output: Path = OUTPUT_OPTION,
-    forks: int = typer.Option(20, "--forks", envvar="RACFG_FORKS", help="Parallel hosts for the Ansible layers."),
+    forks: int = typer.Option(20, "--forks", min=1, max=500, envvar="RACFG_FORKS",
+                              help="Parallel hosts for the Ansible layers."),
 ) -> None:
     """Show what changed since the last good deploy, on three layers, read-only.
 
@@ -46,6 +49,11 @@ def drift(
     Nothing is changed on any host or switch.
     """
     cluster = load_cluster(inventory)
+    opts.limit("drift", "--limit", limit, cluster)
+    if baseline is not None:
+        opts.one_of("drift", "--baseline", [baseline], [b["id"] for b in list_baselines(cluster.name)],
+                    "baseline", f"baselines of site {cluster.name}")
+    opts.writable_dir("drift", "--output", output)
     if history:
         rows = [[b["id"] + (" (current)" if b["current"] else ""), b["recorded"], b["source"]]
                 for b in list_baselines(cluster.name)]
@@ -65,6 +73,7 @@ def drift(
     if accept_now:
         _accept(cluster, options, overrides, progress, yes)
         return
+    _refuse_what_cannot_be_read(cluster, limit, overrides, environment_only=False)
     run = run_drift(cluster, options, overrides, progress)
     write_reports(run.report, run.record.path)
     (run.record.path / "plan.txt").write_text(render_plan(run.report))
@@ -78,6 +87,22 @@ def drift(
     raise typer.Exit(int(run.report.exit_code()))
 
 
+def _refuse_what_cannot_be_read(cluster: Cluster, limit: str | None, overrides: ConnectionOverrides,
+                                environment_only: bool) -> None:
+    """Before any connection: what the run would lack on this machine (a switch's password, the
+    OFED source the check-mode deploy plans with). A lab inventory with no lab up lands here: its
+    switches' passwords come from the running lab. Drift is read-only, so this is "could not run"
+    (exit 3), never a deploy's refusal."""
+    from racfg.deploy.command import DeployOptions, switches_in_scope
+    from racfg.deploy.preflight import preflight_problems, switch_credential_problems
+
+    switches = switches_in_scope(cluster, DeployOptions(limit=limit, check=True))
+    problems = (switch_credential_problems(cluster, switches, overrides) if environment_only
+                else preflight_problems(cluster, switches, overrides))
+    if problems:
+        raise CannotRunError("drift: could not run, nothing was read:\n  " + "\n  ".join(problems))
+
+
 def _accept(cluster, options: DriftOptions, overrides, progress, yes: bool) -> None:
     """Read the facts now, show the environment changes they bring, ask, and keep them."""
     if options.limit:
@@ -87,6 +112,7 @@ def _accept(cluster, options: DriftOptions, overrides, progress, yes: bool) -> N
     if not yes and not sys.stdin.isatty():
         raise UsageError("--accept replaces the baseline; confirm with --yes when not on a terminal",
                          hint="racfg drift shows the changes --accept would take")
+    _refuse_what_cannot_be_read(cluster, None, overrides, environment_only=True)
     run = run_drift(cluster, options, overrides, progress, layers=("environment",))
     if run.facts_now is None:
         typer.echo(render_plan(run.report), nl=False)

@@ -9,6 +9,7 @@ from typing import Any
 
 import typer
 
+from racfg.cli import options as opts
 from racfg.cli.app import app
 from racfg.console import markdown_table, print_table, say
 from racfg.errors import EXIT_CODES_HELP, ExitCode
@@ -182,6 +183,7 @@ def render(
             typer.echo(f"ERROR   {finding_text(cluster, f)}", err=True)
         typer.echo(f"racfg: {len(errors)} policy error(s); not rendered (use --force to render anyway)", err=True)
         raise typer.Exit(int(ExitCode.FINDINGS))
+    opts.writable_dir("render", "--out", out)
     written = write_rendered(cluster, out)
     say(f"rendered {cluster.name} into {out} ({len(written)} file(s) changed)")
 

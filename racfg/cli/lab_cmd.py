@@ -9,6 +9,7 @@ from enum import StrEnum
 
 import typer
 
+from racfg.cli import options as opts
 from racfg.cli.app import app
 from racfg.console import print_table, say
 from racfg.errors import EXIT_CODES_HELP, UsageError
@@ -57,6 +58,21 @@ def _site(inventory: str | None, site: str | None) -> str:
     raise UsageError(f"several labs are up ({', '.join(sites)}): say which with --site or --inventory")
 
 
+def _lab_of(command: str, inventory: str | None, site: str | None, argument: str, names: list[str],
+            switches: bool = True) -> str:
+    """The site of the lab a subcommand acts on, after refusing a lab that is not up or a node it
+    does not have; each refusal names the subcommand."""
+    with opts.refusals_of(f"lab {command}"):
+        name = _site(inventory, site)
+        state = api.require_lab(name)
+    if switches:
+        opts.one_of(f"lab {command}", argument, names, [*state.hosts, *state.switches], "lab host or switch",
+                    "lab hosts and switches")
+    else:
+        opts.one_of(f"lab {command}", argument, names, state.hosts, "lab host")
+    return name
+
+
 def _progress(text: str) -> None:
     typer.echo(f"lab: {text}", err=True)
 
@@ -98,7 +114,7 @@ def down_cmd(
         left = leftovers(None)
     else:
         if not inventory and not site:
-            raise UsageError("give the lab's INVENTORY, --site NAME, or --all")
+            raise UsageError("lab down: give the lab's INVENTORY, --site NAME, or --all")
         removed = lifecycle.down(inventory, site=site)
         left = leftovers(site or load_cluster(inventory).name)
     say(f"lab down: removed {len(removed)} resources" if removed else "lab down: nothing to remove")
@@ -153,8 +169,8 @@ def exec_cmd(
 ) -> None:
     """Run a command inside a lab host (its namespaces, as root) or a switch namespace:
     `racfg lab exec dgx01 -- ip -br addr`. Exits with the command's exit code."""
-    state = api.require_lab(_site(inventory, site))
-    argv = api.exec_argv(state, node, command)
+    name = _lab_of("exec", inventory, site, "NODE", [node])
+    argv = api.exec_argv(api.require_lab(name), node, command)
     raise typer.Exit(subprocess.call(argv, stdin=sys.stdin if not sys.stdin.isatty() else None))
 
 
@@ -172,11 +188,13 @@ def link_cmd(
 ) -> None:
     """Fault injection on a cable: `racfg lab link dgx01 data0 --down`, `racfg lab link sw1 1/1 --mtu 9000`."""
     if down and up:
-        raise UsageError("give --down or --up, not both")
+        raise UsageError("lab link: give --down or --up, not both")
     if not (down or up or rate or mtu):
-        raise UsageError("nothing to do: give --down, --up, --rate or --mtu")
-    cable = api.set_link(_site(inventory, site), node, end, up=True if up else (False if down else None),
-                         rate_mbit=rate, mtu=mtu)
+        raise UsageError("lab link: nothing to do: give --down, --up, --rate or --mtu")
+    name = _lab_of("link", inventory, site, "NODE", [node])
+    with opts.refusals_of("lab link"):
+        cable = api.set_link(name, node, end, up=True if up else (False if down else None),
+                             rate_mbit=rate, mtu=mtu)
     say(f"cable {cable.host}:{cable.nic} - {cable.switch}:{cable.port} updated")
 
 
@@ -184,7 +202,8 @@ def link_cmd(
 def stop_cmd(host: str = typer.Argument(..., show_default=False, help="Lab host to power off."),
              inventory: str = SITE_INVENTORY, site: str = SITE) -> None:
     """Power a lab host off (its NICs, drives and address stay, like a powered-off server)."""
-    api.stop_host(_site(inventory, site), host)
+    name = _lab_of("stop", inventory, site, "HOST", [host], switches=False)
+    api.stop_host(name, host)
     say(f"{host}: stopped")
 
 
@@ -192,14 +211,15 @@ def stop_cmd(host: str = typer.Argument(..., show_default=False, help="Lab host 
 def start_cmd(host: str = typer.Argument(..., show_default=False, help="Lab host to boot."),
               inventory: str = SITE_INVENTORY, site: str = SITE) -> None:
     """Boot a stopped lab host and wait until its SSH answers."""
-    api.start_host(_site(inventory, site), host)
+    name = _lab_of("start", inventory, site, "HOST", [host], switches=False)
+    api.start_host(name, host)
     say(f"{host}: started, SSH answering")
 
 
 def _host_nic(text: str) -> tuple[str, str]:
     host, sep, nic = text.partition(":")
     if not sep or not host or not nic:
-        raise UsageError(f"{text!r}: give a cable as HOST:NIC (inventory names), e.g. dgx01:data0")
+        raise UsageError(f"lab swap: {text!r}: give a cable as HOST:NIC (inventory names), e.g. dgx01:data0")
     return host, nic
 
 
@@ -217,8 +237,9 @@ def swap_cmd(
     LLDP on both ends reports the new wiring within seconds. Swapping the same two cables again, or
     `--undo`, puts them back. `racfg lab status` shows swapped cables."""
     a, b = _host_nic(first), _host_nic(second)
-    name = _site(inventory, site)
-    ca, cb = api.unswap_cables(name, a, b) if undo else api.swap_cables(name, a, b)
+    name = _lab_of("swap", inventory, site, "HOST:NIC", [a[0], b[0]], switches=False)
+    with opts.refusals_of("lab swap"):
+        ca, cb = api.unswap_cables(name, a, b) if undo else api.swap_cables(name, a, b)
     for cable in (ca, cb):
         state = f"swapped with {cable.swapped_with}" if cable.swapped_with else "as in the inventory"
         say(f"cable {cable.key} - {cable.switch}:{cable.port} ({state})")

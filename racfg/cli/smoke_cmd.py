@@ -8,6 +8,7 @@ from pathlib import Path
 
 import typer
 
+from racfg.cli import options as opts
 from racfg.cli.app import app
 from racfg.cli.inventory_cmd import INVENTORY_ARG
 from racfg.cli.providers import overrides_for
@@ -79,24 +80,24 @@ def smoke(
     lock while it measures; changes nothing on hosts or switches. Each run is kept under
     `.racfg/runs/TIME-smoke/` with its plots.
     """
+    opts.writable_dir("smoke", "--output", output)
     if compare is not None:
         raise typer.Exit(_compare(compare, tolerance, fmt, output, verbose))
     if inventory is None:
-        raise UsageError("give an inventory file (or --compare RUN_A RUN_B)")
+        raise UsageError("smoke: give an inventory file (or --compare RUN_A RUN_B)")
     from racfg.smoke.command import PHASES, SmokeOptions, run_smoke
 
-    skipped = frozenset(p.strip() for p in (skip or "").split(",") if p.strip())
-    if skipped - set(PHASES):
-        raise UsageError(f"--skip: unknown phase {', '.join(sorted(skipped - set(PHASES)))}",
-                         hint="phases: " + ", ".join(PHASES))
+    skipped = frozenset(opts.split_list(skip))
+    opts.one_of("smoke", "--skip", sorted(skipped), PHASES, "phase")
     cluster = load_cluster(inventory)
+    opts.hosts_of_role("smoke", "--hosts", opts.split_list(hosts), cluster, "dgx")
     overrides = overrides_for(cluster)
     if fmt is ResultFormat.table:
         for line in overrides.substitutions:
             say(f"lab: {line}")
     record = RunRecord.create("smoke")
     progress = _Progress(enabled=True)
-    options = SmokeOptions(hosts=[h.strip() for h in hosts.split(",")] if hosts else None, skip=skipped,
+    options = SmokeOptions(hosts=opts.split_list(hosts) or None, skip=skipped,
                            progress=progress)
     try:
         report = run_smoke(cluster, overrides, options, record.path)
@@ -120,7 +121,8 @@ def smoke(
 def _compare(runs: tuple[str, str], tolerance: float, fmt: ResultFormat, output: Path | None, verbose: bool) -> int:
     from racfg.smoke.compare import compare_reports, load_report
 
-    path_a, a = load_report(runs[0])
-    path_b, b = load_report(runs[1])
+    with opts.refusals_of("smoke"):
+        path_a, a = load_report(runs[0])
+        path_b, b = load_report(runs[1])
     report = compare_reports(a, b, tolerance, (str(path_a.parent), str(path_b.parent)))
     return emit(report, fmt, output, None, verbose=True if fmt is ResultFormat.table else verbose)

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import typer
 
+from racfg.cli import options as opts
 from racfg.cli.app import app
 from racfg.cli.inventory_cmd import INVENTORY_ARG
 from racfg.cli.providers import overrides_for
@@ -43,6 +44,10 @@ def validate(
     from racfg.validate.command import ValidateOptions, run_validate  # pytest and paramiko: only here
 
     cluster = load_cluster(inventory)
+    opts.limit("validate", "--limit", limit, cluster)
+    opts.categories("validate", "--category", list(category or []))
+    opts.check_globs("validate", "--check", list(check or []), cluster)
+    opts.writable_dir("validate", "--output", output)
     overrides = overrides_for(cluster)
     live = is_tty(sys.stderr)
 

@@ -53,6 +53,15 @@ def ofed_source_problem(cluster: Cluster) -> str | None:
 
 def run_preflight(cluster: Cluster, switch_names: list[str], overrides: ConnectionOverrides = NO_OVERRIDES) -> None:
     """Raise UsageError (exit 2) naming every problem found; nothing has changed yet."""
+    problems = preflight_problems(cluster, switch_names, overrides)
+    if problems:
+        raise UsageError("deploy refused before any change:\n  " + "\n  ".join(problems))
+
+
+def preflight_problems(cluster: Cluster, switch_names: list[str],
+                       overrides: ConnectionOverrides = NO_OVERRIDES) -> list[str]:
+    """What a run of site.yml would lack on this machine (the OFED source, switch passwords), one
+    line each; drift asks too, before it reads anything, and says it could not run."""
     problems = []
     # A provider that sets racfg_ofed (the lab: inbox for MLNX_OFED) replaces the pinned stack: its source is not read.
     ofed = None if "racfg_ofed" in overrides.host_vars else ofed_source_problem(cluster)
@@ -60,8 +69,7 @@ def run_preflight(cluster: Cluster, switch_names: list[str], overrides: Connecti
         problems.append(ofed + " (hint: put the MLNX_OFED directory or .tgz of the pinned release there, "
                                "or give an http(s) URL the hosts can read)")
     problems += switch_credential_problems(cluster, switch_names, overrides)
-    if problems:
-        raise UsageError("deploy refused before any change:\n  " + "\n  ".join(problems))
+    return problems
 
 
 def switch_credential_problems(cluster: Cluster, switch_names: list[str],
@@ -75,5 +83,5 @@ def switch_credential_problems(cluster: Cluster, switch_names: list[str],
         try:
             resolve_password(switch.spec.credentials.model_dump(), site=cluster.name, name=name, overrides=overrides)
         except SwitchCredentialsError as exc:
-            problems.append(f"{cluster.where((*switch.src, 'credentials'))}: switch {name}: {exc}")
+            problems.append(f"{cluster.where((*switch.src, 'credentials'))}: {exc}")  # exc names the switch
     return problems

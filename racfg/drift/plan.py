@@ -17,11 +17,18 @@ def sign(result: Result) -> str:
 
 
 def total_line(report: Report) -> str:
-    """``3 hosts and 1 switch drifted: 2 config, 4 state, 5 environment``, or ``no drift``."""
+    """``3 hosts and 1 switch drifted: 2 config, 4 state, 5 environment``, ``no drift``, or, when
+    targets could not be read and nothing drifted elsewhere, that drift is unknown there: an
+    unreachable site is not a site without drift."""
     drifted = [r for r in report.results if r.status is Status.FAIL]
-    if not drifted:
-        return "no drift"
     switches = set(report.meta.get("switches") or [])
+    if not drifted:
+        unread = {r.target for r in report.results if r.status is Status.ERROR}
+        if unread:
+            who = " and ".join(p for p in (_count(len(unread - switches), "host"),
+                                           _count(len(unread & switches), "switch")) if p)
+            return f"drift unknown: {who or _count(len(unread), 'target')} could not be read (errors above)"
+        return "no drift"
     targets = {r.target for r in drifted}
     n_sw = len(targets & switches)
     n_host = len(targets - switches)

@@ -19,6 +19,7 @@ import signal
 import sys
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -27,6 +28,7 @@ from typing import Any
 
 import ansible_runner
 
+from racfg.ansible_errors import AnsibleError, ansible_errors
 from racfg.paths import ansible_root, playbooks_dir, roles_dir
 
 # The per-host counts of a playbook_on_stats event (the play recap), by the names racfg gives them
@@ -99,6 +101,9 @@ class PlaybookTracker:
         # each unchanged switch's facts, as the switch role's racfg_switch task read them
         self.switch_facts: dict[str, dict[str, Any]] = {}
         self.stats_seen = False
+        # What Ansible printed outside any task (warnings, and the error block of a play it could
+        # not start): ansible-runner's ``verbose`` events, the last of them.
+        self.output: deque[str] = deque(maxlen=400)
         self.on_line = on_line
         self.verbose = verbose
         self.lock = threading.Lock()
@@ -133,7 +138,23 @@ class PlaybookTracker:
                 self._result(kind, data, now)
             elif kind == "playbook_on_stats":
                 self._stats(data)
+            elif kind == "verbose":
+                self.output.extend(str(event.get("stdout") or "").splitlines())
         return kind not in self.UNRECORDED
+
+    def stop_reason(self) -> list[AnsibleError] | None:
+        """Why Ansible ended without playing (no recap: it stopped before or outside a task), in
+        its own words; None when it played to its recap. A run cancelled by racfg has no recap
+        either: the caller knows it was interrupted."""
+        if self.stats_seen:
+            return None
+        errors = ansible_errors(self.output)
+        if errors:
+            return errors
+        tail = [line for line in self.output if line.strip()][-5:]
+        return [AnsibleError("Ansible ended before its play recap and printed no error"
+                             + (": " + " / ".join(tail) if tail else "") + " (its whole output: the run record's "
+                             "artifacts/ansible/stdout)")]
 
     def _result(self, kind: str, data: dict[str, Any], now: float) -> None:
         name = data.get("host", "?")

@@ -57,6 +57,10 @@ def report(outcome: DeployOutcome, fmt: RecapFormat, show_diff: bool) -> None:
         for d in outcome.diffs:
             say(f"--- diff [{d['host']}] {d['task']}")
             say(d["diff"].rstrip())
+    if outcome.could_not_run:  # no task ran: Ansible's own words, not a recap of zeros
+        say(f"deploy: could not run: {outcome.could_not_run}", "red")
+        say(f"run record: {outcome.record.path} (Ansible's whole output: artifacts/ansible/stdout)")
+        return
     print_recap(outcome.hosts)
     totals = outcome.totals
     problems = [(h["host"], p) for h in outcome.hosts for p in h["problems"]]

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from racfg.ansible_errors import AnsibleError
 from racfg.connection import NO_OVERRIDES, ConnectionOverrides
 from racfg.deploy.baseline import commit_baseline, staging_dir
 from racfg.deploy.preflight import run_preflight
@@ -55,11 +56,22 @@ class DeployOutcome:
     # With DeployOptions.read_facts: the facts the run read, per host and per switch (those it reached).
     host_facts: dict[str, dict[str, Any]] = field(default_factory=dict)
     switch_facts: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # Ansible stopped before or outside a task (a parse error, a module it cannot resolve...): its
+    # own errors (PlaybookTracker.stop_reason); the run could not run, whatever the counts say.
+    ansible_errors: list[AnsibleError] = field(default_factory=list)
 
     @property
     def totals(self) -> dict[str, int]:
         keys = ("ok", "changed", "failed", "unreachable", "skipped")
         return {k: sum(int(h[k]) for h in self.hosts) for k in keys}
+
+    @property
+    def could_not_run(self) -> str | None:
+        """"Ansible stopped before running the play:" and its errors, one per line; None if it ran."""
+        if not self.ansible_errors:
+            return None
+        return "Ansible stopped before running the play:\n" + "\n".join(
+            "  " + e.text().replace("\n", "\n  ") for e in self.ansible_errors)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -70,6 +82,8 @@ class DeployOutcome:
             "hosts": self.hosts,
             "baseline": str(self.baseline) if self.baseline else None,
             "baseline_error": self.baseline_error,
+            "could_not_run": self.could_not_run,
+            "ansible_errors": [e.as_dict() for e in self.ansible_errors],
         }
 
 
@@ -137,12 +151,13 @@ def run_deploy(cluster: Cluster, options: DeployOptions, title: str = "deploy",
                 run.remember_task_count(task_counts, tracker.tasks_started)
         hosts = [h.as_dict() for h in sorted(tracker.hosts.values(), key=lambda h: h.name)]
         outcome = DeployOutcome(record, hosts, _exit_code(tracker, interrupted), interrupted,
-                                diffs=[{"host": d.host, "task": d.task, "diff": d.text} for d in tracker.diffs])
+                                diffs=[{"host": d.host, "task": d.task, "diff": d.text} for d in tracker.diffs],
+                                ansible_errors=[] if interrupted else tracker.stop_reason() or [])
         if options.read_facts:
             outcome.host_facts, outcome.switch_facts = tracker.host_facts, tracker.switch_facts
-        if staging is not None and tracker.totals["changed"] == 0:
-            write_host_facts(staging, tracker.host_facts)  # read before the run, and nothing changed since
         if outcome.exit_code == ExitCode.OK and wants_baseline:
+            if staging is not None and tracker.totals["changed"] == 0:
+                write_host_facts(staging, tracker.host_facts)  # read before the run, and nothing changed since
             outcome.baseline, outcome.baseline_error = record_baseline(cluster, run, record, overrides, stop,
                                                                        staging=staging,
                                                                        switch_facts=tracker.switch_facts)
@@ -263,10 +278,14 @@ def read_host_facts(inventory: Path, connection: list[str], record_dir: Path, st
     tracker = PlaybookTracker()
     if facts_run.run(tracker, stop or threading.Event()):
         return "interrupted"
-    write_host_facts(staging, tracker.host_facts)
-    if tracker.totals["failed"] or tracker.totals["unreachable"] or not tracker.stats_seen:
+    # Checked before anything is written: facts of a run that failed somewhere are no baseline.
+    stopped = tracker.stop_reason()
+    if stopped:
+        return "host facts could not be read (Ansible stopped: " + "; ".join(e.text() for e in stopped) + ")"
+    if tracker.totals["failed"] or tracker.totals["unreachable"]:
         problems = [f"{h.name}: {p}" for h in tracker.hosts.values() for p in h.problems]
         return "host facts could not be read (" + ("; ".join(problems[:3]) or "facts run failed") + ")"
+    write_host_facts(staging, tracker.host_facts)
     return None
 
 

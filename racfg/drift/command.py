@@ -60,6 +60,11 @@ class DriftRun:
     changes: list[Change] = field(default_factory=list)
 
 
+# The config layer's result when Ansible stopped before running the check-mode play: the drift
+# report is that error alone (exit 3, could not run); the other layers' findings would pass for drift.
+ANSIBLE_STOPPED = "cluster/config/ansible"
+
+
 def _deploy_fix(cluster: Cluster, target: str, tags: str | None = None) -> str:
     return f"racfg deploy {cluster.display} --limit {target}" + (f" --tags {tags}" if tags else "")
 
@@ -75,6 +80,11 @@ def config_layer(cluster: Cluster, options: DriftOptions, overrides: ConnectionO
     deploy = DeployOptions(limit=options.limit, check=True, diff=True, forks=options.forks, baseline=False,
                            quiet=True, lock_holder="drift", read_facts=True)
     outcome = run_deploy(cluster, deploy, title="drift: check-mode deploy", overrides=overrides)
+    if outcome.could_not_run:
+        return [Result("cluster", ANSIBLE_STOPPED, "config", Status.ERROR, f"could not run: {outcome.could_not_run}",
+                       fix="correct the file at the line Ansible names",
+                       data={"ansible_errors": [e.as_dict() for e in outcome.ansible_errors],
+                             "run": str(outcome.record.path)})], FactsRead()
     diffs: dict[tuple[str, str], list[str]] = {}
     for d in outcome.diffs:
         diffs.setdefault((d["host"], d["task"]), []).append(d["diff"])
@@ -208,10 +218,11 @@ def run_drift(cluster: Cluster, options: DriftOptions, overrides: ConnectionOver
             if "config" in layers:
                 config, read = timed("config", lambda: config_layer(cluster, options, overrides))
                 results += config
-            if "environment" in layers:
+            stopped = any(r.check == ANSIBLE_STOPPED for r in results)  # drift unknown: the error alone
+            if "environment" in layers and not stopped:
                 env = timed("environment", lambda: environment_layer(cluster, options, overrides, record, read))
             if state_f is not None:
-                results += state_f.result()
+                results += [] if stopped else state_f.result()
             results += env[0]
     baseline = env[3]
     switches = list(cluster.switches)

@@ -30,7 +30,8 @@ old2:/export /mnt/array/ nfs soft 0 0
 def test_fstab_entry_replaced_in_place_duplicates_dropped_other_lines_kept():
     wanted = racfg_mount.entry_line("srv:/export", "/mnt/array", "nfs", "ro,hard")
     after = racfg_mount.rewrite_fstab(FSTAB, "/mnt/array", wanted)
-    assert after.splitlines() == ["# /etc/fstab: static file system information.", "UUID=1234 / ext4 errors=remount-ro 0 1",
+    assert after.splitlines() == ["# /etc/fstab: static file system information.",
+                                  "UUID=1234 / ext4 errors=remount-ro 0 1",
                                   "srv:/export /mnt/array nfs ro,hard 0 0", "tmpfs /tmp tmpfs defaults 0 0"]
     assert racfg_mount.rewrite_fstab(after, "/mnt/array", wanted) == after
     assert "/mnt/array" not in racfg_mount.rewrite_fstab(after, "/mnt/array", None)

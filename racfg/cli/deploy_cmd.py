@@ -17,7 +17,7 @@ from racfg.console import say
 from racfg.deploy.command import DeployOptions, DeployOutcome, run_deploy
 from racfg.deploy.view import print_recap
 from racfg.errors import EXIT_CODES_HELP, ExitCode, UsageError
-from racfg.inventory import Cluster, load_cluster
+from racfg.inventory import Cluster
 from racfg.policy import evaluate
 
 
@@ -119,7 +119,7 @@ def deploy(
     """
     opts.tags("deploy", "--tags", tags)
     opts.tags("deploy", "--skip-tags", skip_tags)
-    cluster = load_cluster(inventory)
+    cluster = opts.inventory("deploy", inventory)
     opts.limit("deploy", "--limit", limit, cluster)
     refuse_policy_errors(cluster, force)
     options = deploy_options(limit, tags, skip_tags, check, diff, forks, verbose, allow_reboot)

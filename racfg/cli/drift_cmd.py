@@ -17,7 +17,7 @@ from racfg.console import is_tty, print_table, say
 from racfg.drift.command import DriftOptions, accept, list_baselines, run_drift
 from racfg.drift.plan import render_plan
 from racfg.errors import CannotRunError, ExitCode, UsageError
-from racfg.inventory import Cluster, load_cluster
+from racfg.inventory import Cluster
 from racfg.results.render import render_report, write_reports
 
 DRIFT_EXIT = ("Exit codes: 0 no drift; 1 drift (config, state or environment); 2 bad command line or invalid "
@@ -48,7 +48,7 @@ def drift(
     read once). Output reads like `terraform plan`, with the fix for each target.
     Nothing is changed on any host or switch.
     """
-    cluster = load_cluster(inventory)
+    cluster = opts.inventory("drift", inventory)
     opts.limit("drift", "--limit", limit, cluster)
     if baseline is not None:
         opts.one_of("drift", "--baseline", [baseline], [b["id"] for b in list_baselines(cluster.name)],

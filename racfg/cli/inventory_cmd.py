@@ -13,7 +13,7 @@ from racfg.cli import options as opts
 from racfg.cli.app import app
 from racfg.console import markdown_table, print_table, say
 from racfg.errors import EXIT_CODES_HELP, ExitCode
-from racfg.inventory import Cluster, load_cluster
+from racfg.inventory import Cluster
 from racfg.inventory.model import Inventory
 from racfg.policy import RULES, BandwidthBudget, Finding, bandwidth_budget, evaluate
 from racfg.render import write_rendered
@@ -136,7 +136,7 @@ def check(
     materials and the bandwidth budget. Exit 0 when there are no errors, 1 with RA violations,
     2 when the file itself is invalid.
     """
-    cluster = load_cluster(inventory)
+    cluster = opts.inventory("check", inventory)
     findings = evaluate(cluster)
     budget = bandwidth_budget(cluster)
     if fmt is CheckFormat.json:
@@ -176,7 +176,7 @@ def render(
     up) and usable directly with ``ansible-playbook -i OUT/hosts.yml``. Refuses an inventory with
     policy errors unless --force.
     """
-    cluster = load_cluster(inventory)
+    cluster = opts.inventory("render", inventory)
     errors = [f for f in evaluate(cluster) if f.severity == "error"]
     if errors and not force:
         for f in errors:

@@ -130,7 +130,7 @@ def status_cmd(
     fmt: StatusFormat = typer.Option(StatusFormat.table, "--format", envvar="RACFG_FORMAT", help="Output format."),
 ) -> None:
     """Nodes (up/down, management address, SSH reachable), cables (rate, MTU both ends, carrier), resources."""
-    site = load_cluster(inventory).name
+    site = opts.inventory("lab status", inventory).name
     state = load_state(site)
     if state is None:
         if fmt is StatusFormat.json:

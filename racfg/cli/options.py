@@ -20,7 +20,7 @@ from typing import Any, NoReturn
 import yaml
 
 from racfg.errors import RacfgError, UsageError
-from racfg.inventory import Cluster
+from racfg.inventory import Cluster, load_cluster
 from racfg.paths import playbooks_dir, roles_dir, validators_dir
 from racfg.validate import CATEGORIES
 
@@ -41,6 +41,12 @@ def refusals_of(command: str) -> Iterator[None]:
         if not exc.message.startswith(f"{command}:"):
             exc.message = f"{command}: {exc.message}"
         raise
+
+
+def inventory(command: str, path: Path | str) -> Cluster:
+    """The inventory; its errors (a missing file, a field at file:line) name the command too."""
+    with refusals_of(command):
+        return load_cluster(path)
 
 
 def split_list(value: str | None) -> list[str]:

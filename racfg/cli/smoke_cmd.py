@@ -15,7 +15,6 @@ from racfg.cli.providers import overrides_for
 from racfg.cli.reporting import FORMAT_OPTION, OUTPUT_OPTION, VERBOSE_OPTION, ResultFormat, emit
 from racfg.console import is_tty, say
 from racfg.errors import ExitCode, UsageError
-from racfg.inventory import load_cluster
 from racfg.run_record import RunRecord
 
 SMOKE_EXIT = ("Exit codes: 0 every measurement met its reference; 1 something did not (a link below its share "
@@ -89,7 +88,7 @@ def smoke(
 
     skipped = frozenset(opts.split_list(skip))
     opts.one_of("smoke", "--skip", sorted(skipped), PHASES, "phase")
-    cluster = load_cluster(inventory)
+    cluster = opts.inventory("smoke", inventory)
     opts.hosts_of_role("smoke", "--hosts", opts.split_list(hosts), cluster, "dgx")
     overrides = overrides_for(cluster)
     if fmt is ResultFormat.table:

@@ -13,7 +13,6 @@ from racfg.cli.inventory_cmd import INVENTORY_ARG
 from racfg.cli.providers import overrides_for
 from racfg.cli.reporting import FORMAT_OPTION, LIMIT_OPTION, OUTPUT_OPTION, VERBOSE_OPTION, ResultFormat, emit
 from racfg.console import is_tty
-from racfg.inventory import load_cluster
 from racfg.validate import CATEGORIES
 
 CATEGORY_HELP = "Only these categories: " + ", ".join(CATEGORIES) + "; repeatable."
@@ -43,7 +42,7 @@ def validate(
     """
     from racfg.validate.command import ValidateOptions, run_validate  # pytest and paramiko: only here
 
-    cluster = load_cluster(inventory)
+    cluster = opts.inventory("validate", inventory)
     opts.limit("validate", "--limit", limit, cluster)
     opts.categories("validate", "--category", list(category or []))
     opts.check_globs("validate", "--check", list(check or []), cluster)

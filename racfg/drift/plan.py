@@ -25,9 +25,9 @@ def total_line(report: Report) -> str:
     if not drifted:
         unread = {r.target for r in report.results if r.status is Status.ERROR}
         if unread:
-            who = " and ".join(p for p in (_count(len(unread - switches), "host"),
+            who = " and ".join(p for p in (_count(len(unread - switches - {"cluster"}), "host"),
                                            _count(len(unread & switches), "switch")) if p)
-            return f"drift unknown: {who or _count(len(unread), 'target')} could not be read (errors above)"
+            return f"drift unknown: {who or 'the site'} could not be read (errors above)"
         return "no drift"
     targets = {r.target for r in drifted}
     n_sw = len(targets & switches)

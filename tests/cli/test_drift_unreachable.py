@@ -78,6 +78,7 @@ def test_a_plan_whose_targets_could_not_be_read_is_not_no_drift():
         Result("dgx01", "dgx01/config/plan", "config", Status.ERROR, "could not plan this host: unreachable"),
         Result("sw1", "sw1/state/ports", "state", Status.ERROR, "cannot reach 198.18.0.2:22 over SSH"),
         Result("dgx02", "dgx02/config/plan", "config", Status.PASS, "nothing would change"),
+        Result("cluster", "cluster/environment/facts", "environment", Status.ERROR, "facts could not be read now"),
     ], meta={"switches": ["sw1"]})
     assert total_line(report) == "drift unknown: 1 host and 1 switch could not be read (errors above)"
     assert "Plan: drift unknown" in render_plan(report)

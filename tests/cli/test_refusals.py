@@ -209,3 +209,10 @@ def test_lab_subcommands_name_themselves_when_no_lab_is_up(monkeypatch, capsys, 
     code, text = racfg(monkeypatch, capsys, "lab", "stop", "dgx01", "--site", "nosuch")
     assert code == 3, text
     assert "lab stop: no lab of site nosuch is up" in text, text
+
+
+@pytest.mark.parametrize("command", ["check", "render", "deploy", "validate", "drift", "smoke"])
+def test_a_missing_inventory_is_refused_by_name(monkeypatch, capsys, tmp_path, command):
+    extra = ["--out", str(tmp_path / "out")] if command == "render" else []
+    code, text = racfg(monkeypatch, capsys, command, "nosuch.yaml", *extra)
+    assert_refused(code, text, tmp_path, f"{command}: nosuch.yaml: file not found")

@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 INVENTORY ?= inventory/lab.yaml
 
-.PHONY: setup demo demo-down test lint unit bench clean
+.PHONY: setup demo demo-down test lint docs unit bench clean
 
 setup:
 	@scripts/setup.sh
@@ -18,7 +18,7 @@ demo-down: setup
 
 ## test: linters, unit tests and lab integration tests (needs root for the lab). Two workers, each
 ## test module on one of them (tests/conftest.py); then the tests that measure rates, alone.
-test: setup lint
+test: setup lint docs
 	$(BIN)/pytest -q --durations=30 -n 2 -m "not solo" tests
 	$(BIN)/pytest -q --durations=10 -m solo tests
 
@@ -26,6 +26,10 @@ lint: setup
 	$(BIN)/ruff check racfg tests bench validators roles playbooks
 	$(BIN)/yamllint -s inventory playbooks roles
 	PATH=$(CURDIR)/$(BIN):$$PATH $(BIN)/ansible-lint -q --offline playbooks roles
+
+## docs: the manual (docs/, MkDocs); --strict fails on a dead link or a page the nav misses
+docs: setup
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet --site-dir .racfg/site
 
 unit: setup
 	$(BIN)/pytest -q -m "not lab" tests

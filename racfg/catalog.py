@@ -57,8 +57,70 @@ SWITCH_MODELS: dict[str, SwitchModel] = {
 
 
 @dataclass(frozen=True)
+class GpuModel:
+    """A GPU model as the acceptance checks judge it: what nvidia-smi calls it, its NVLink and PCIe.
+
+    ``patterns`` match ``product_name`` as nvidia-smi prints it (drivers before 450 print
+    ``A100-SXM4-40GB``, later ones prefix ``NVIDIA``; V100s are ``Tesla V100-SXM2-16GB``).
+    ``nvlink_gbytes_per_s`` is one link's rate in one direction, the figure ``nvidia-smi nvlink
+    --status`` prints per link (NVLink 2 and later: 25 GB/s; Volta prints 25.781). ``pcie_gen`` and
+    ``pcie_width`` are the link the GPU trains at in a server built for it.
+    """
+
+    name: str
+    patterns: tuple[str, ...]
+    nvlink_links: int = 0  # per GPU; 0: a PCIe card
+    nvlink_gen: int = 0
+    nvlink_gbytes_per_s: float = 0.0
+    pcie_gen: int = 3
+    pcie_width: int = 16
+
+    def matches(self, product_name: str) -> bool:
+        return any(re.search(p, product_name, re.I) for p in self.patterns)
+
+    @property
+    def nvlink_total_gbytes_per_s(self) -> float:
+        """One GPU's NVLink bandwidth in one direction: links x per-link rate."""
+        return self.nvlink_links * self.nvlink_gbytes_per_s
+
+
+# NVIDIA's data sheets: V100 SXM2 (Volta, NVLink 2, 6 links, 300 GB/s both directions), V100 SXM3 in
+# the DGX-2 (6 links to the NVSwitches), A100 SXM4 (NVLink 3, 12 links, 600 GB/s), H100 SXM5 (NVLink 4,
+# 18 links, 900 GB/s). PCIe parts: V100(S) PCIe, A100 PCIe, T4, P100 PCIe (no NVLink on the card).
+GPU_MODELS: dict[str, GpuModel] = {
+    g.name: g
+    for g in (
+        GpuModel("Tesla V100 SXM2", (r"V100-SXM2",), 6, 2, 25.0, 3, 16),
+        GpuModel("Tesla V100 SXM3", (r"V100-SXM3",), 6, 2, 25.0, 3, 16),
+        GpuModel("A100 SXM4", (r"A100-SXM4",), 12, 3, 25.0, 4, 16),
+        GpuModel("H100 SXM5", (r"H100 80GB HBM3", r"H100-SXM5"), 18, 4, 25.0, 5, 16),
+        GpuModel("Tesla V100 PCIe", (r"V100S?-PCIE",), pcie_gen=3),
+        GpuModel("A100 PCIe", (r"A100-PCIE",), pcie_gen=4),
+        GpuModel("Tesla P100 PCIe", (r"P100-PCIE",), pcie_gen=3),
+        GpuModel("Tesla T4", (r"\bT4\b",), pcie_gen=3),
+    )
+}
+
+
+def gpu_model_named(text: str) -> GpuModel | None:
+    """The catalog's GPU model for an inventory's ``gpu_model`` ("Tesla V100 SXM2 16GB") or an
+    nvidia-smi product name ("Tesla V100-SXM2-16GB"); None when racfg does not know it."""
+    squashed = re.sub(r"[\s_-]+", " ", text).strip().lower()
+    for model in GPU_MODELS.values():
+        if squashed.startswith(model.name.lower()) or model.matches(text):
+            return model
+    return None
+
+
+@dataclass(frozen=True)
 class HostModel:
-    """A host model: GPU count for compute, qualified NVMe drive count for storage servers."""
+    """A host model: GPU count for compute, qualified NVMe drive count for storage servers.
+
+    GPU servers also name their GPU (``gpu_model``, the bill of materials' wording; ``gpu`` the
+    catalog entry the checks judge against) and how the GPUs are joined: ``nvlink_topology``
+    "hybrid cube mesh" (DGX-1, Apollo 6500: each GPU links straight to four others, two of them
+    doubled) or "NVSwitch" (every GPU reaches every other at its full NVLink rate).
+    """
 
     name: str
     role: str
@@ -66,16 +128,25 @@ class HostModel:
     drives: int = 0
     data_ports: int = 1
     gpu_model: str = ""
+    gpu: GpuModel | None = None
+    nvlink_topology: str = ""
 
 
+_V100_SXM2 = GPU_MODELS["Tesla V100 SXM2"]
 HOST_MODELS: dict[str, HostModel] = {
     m.name: m
     for m in (
-        HostModel("DGX-1", "dgx", gpus=8, data_ports=4),
-        HostModel("DGX-2", "dgx", gpus=16, data_ports=8),
-        HostModel("DGX A100", "dgx", gpus=8, data_ports=8),
-        HostModel("DGX H100", "dgx", gpus=8, data_ports=8),
-        HostModel("HPE Apollo 6500 Gen10", "dgx", gpus=8, data_ports=4),  # seeds 003/004
+        HostModel("DGX-1", "dgx", gpus=8, data_ports=4, gpu_model="Tesla V100 SXM2 16/32GB", gpu=_V100_SXM2,
+                  nvlink_topology="hybrid cube mesh"),
+        HostModel("DGX-2", "dgx", gpus=16, data_ports=8, gpu_model="Tesla V100 SXM3 32GB",
+                  gpu=GPU_MODELS["Tesla V100 SXM3"], nvlink_topology="NVSwitch"),
+        HostModel("DGX A100", "dgx", gpus=8, data_ports=8, gpu_model="A100 SXM4 40/80GB", gpu=GPU_MODELS["A100 SXM4"],
+                  nvlink_topology="NVSwitch"),
+        HostModel("DGX H100", "dgx", gpus=8, data_ports=8, gpu_model="H100 SXM5 80GB", gpu=GPU_MODELS["H100 SXM5"],
+                  nvlink_topology="NVSwitch"),
+        # seeds 003/004: 8x Tesla V100 SXM2 16GB in NVLink hybrid cube mesh
+        HostModel("HPE Apollo 6500 Gen10", "dgx", gpus=8, data_ports=4, gpu_model="Tesla V100 SXM2 16GB",
+                  gpu=_V100_SXM2, nvlink_topology="hybrid cube mesh"),
         HostModel("Supermicro BigTwin 2029BT-HNR", "storage", drives=6, data_ports=2),
         HostModel("Supermicro 1029U-TN10RT", "storage", drives=10, data_ports=2),
         HostModel("Dell R640", "storage", drives=8, data_ports=2),
@@ -84,6 +155,15 @@ HOST_MODELS: dict[str, HostModel] = {
         HostModel("Penguin Relion", "storage", drives=0, data_ports=2),
     )
 }
+
+
+def host_gpu(model: str | None, gpu_model: str | None) -> GpuModel | None:
+    """The GPU a host's checks judge against: the inventory's ``gpu_model`` where it names one the
+    catalog knows, else the server model's."""
+    if gpu_model and (named := gpu_model_named(gpu_model)) is not None:
+        return named
+    known = HOST_MODELS.get(model or "")
+    return known.gpu if known else None
 
 @dataclass(frozen=True)
 class ArrayModel:

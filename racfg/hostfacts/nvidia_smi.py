@@ -4,7 +4,10 @@ Formats read (recordings in tests/hostfacts/fixtures): ``nvidia-smi -q -x`` with
 (drivers 460.73.01 V100S, 510.47.03 P100, 515.105.01 T4) and ``nvsmi_device_v12`` (535.54.03 A100, whose
 ECC counters are ``sram_*``/``dram_*`` instead of ``single_bit``/``double_bit``); ``nvidia-smi nvlink
 --status`` of a DGX-1 (410-era driver; newer drivers add ``(UUID: ...)`` and print ``<inactive>`` links);
-``nvidia-smi --query-gpu=... --format=csv`` (header with units, ``[N/A]`` values).
+``nvidia-smi --query-gpu=... --format=csv`` (header with units, ``[N/A]`` values). From ``-q -x`` also the
+health the acceptance checks read: the PCIe link, clock slowdown reasons (``clocks_throttle_reasons``
+before driver 530, ``clocks_event_reasons`` after), retired pages (Volta and older) and remapped rows
+(Ampere and later; "N/A" on the others).
 """
 
 from __future__ import annotations
@@ -32,6 +35,36 @@ class EccErrors:
 
 
 @dataclass(frozen=True)
+class PcieLink:
+    """The GPU's PCIe link: the generation and width it can train at (max) and is running at now.
+    The current generation drops at idle to save power, the width does not."""
+
+    max_gen: int | None
+    current_gen: int | None
+    max_width: int | None
+    current_width: int | None
+
+
+@dataclass(frozen=True)
+class MemoryHealth:
+    """Retired pages (pending: retired at the next reset) and remapped rows (pending / failed).
+    None where the GPU has no such mechanism (N/A)."""
+
+    retired_sbe: int | None = None
+    retired_dbe: int | None = None
+    retirement_pending: bool | None = None
+    remap_correctable: int | None = None
+    remap_uncorrectable: int | None = None
+    remap_pending: bool | None = None
+    remap_failed: bool | None = None
+
+
+# Clock slowdown reasons that mean heat or power (or the board's slowdown signal) hold the clocks back.
+SLOWDOWN_REASONS = ("sw_power_cap", "hw_slowdown", "hw_thermal_slowdown", "hw_power_brake_slowdown",
+                    "sw_thermal_slowdown")
+
+
+@dataclass(frozen=True)
 class Gpu:
     """One ``<gpu>`` of ``nvidia-smi -q -x``. Modes are True/False, None when "N/A" (no such feature)."""
 
@@ -42,6 +75,15 @@ class Gpu:
     ecc_mode: bool | None  # current, not pending: what the GPU runs with now
     ecc_mode_pending: bool | None
     ecc_errors: EccErrors | None
+    pcie: PcieLink | None = None
+    clock_reasons: dict[str, bool] = field(default_factory=dict)  # "hw_slowdown" -> active
+    memory: MemoryHealth = field(default_factory=MemoryHealth)
+    utilization: int | None = None  # percent busy now ("gpu_util"); 0 at idle
+
+    @property
+    def slowdowns(self) -> list[str]:
+        """The heat or power slowdown reasons active now."""
+        return [r for r in SLOWDOWN_REASONS if self.clock_reasons.get(r)]
 
 
 @dataclass(frozen=True)
@@ -106,6 +148,55 @@ def _gpu(element: ET.Element) -> Gpu:
         ecc_mode=_enabled(element, "ecc_mode/current_ecc"),
         ecc_mode_pending=_enabled(element, "ecc_mode/pending_ecc"),
         ecc_errors=_ecc_errors(element.find("ecc_errors")),
+        pcie=_pcie(element.find("pci/pci_gpu_link_info")),
+        clock_reasons=_clock_reasons(element),
+        memory=_memory(element),
+        utilization=optional_int((_text(element, "utilization/gpu_util") or "").rstrip("% ") or None, TOOL,
+                                 "gpu_util"),
+    )
+
+
+def _pcie(element: ET.Element | None) -> PcieLink | None:
+    if element is None:
+        return None
+    width = {key: _text(element, f"link_widths/{key}") for key in ("max_link_width", "current_link_width")}
+    return PcieLink(
+        max_gen=optional_int(_text(element, "pcie_gen/max_link_gen"), TOOL, "max_link_gen"),
+        current_gen=optional_int(_text(element, "pcie_gen/current_link_gen"), TOOL, "current_link_gen"),
+        max_width=optional_int(width["max_link_width"].rstrip("x") if width["max_link_width"] else None, TOOL,
+                               "max_link_width"),
+        current_width=optional_int(width["current_link_width"].rstrip("x") if width["current_link_width"] else None,
+                                   TOOL, "current_link_width"),
+    )
+
+
+def _clock_reasons(element: ET.Element) -> dict[str, bool]:
+    """``clocks_throttle_reason_hw_slowdown`` / ``clocks_event_reason_hw_slowdown`` -> ``hw_slowdown``."""
+    for tag, prefix in (("clocks_event_reasons", "clocks_event_reason_"),
+                        ("clocks_throttle_reasons", "clocks_throttle_reason_")):
+        block = element.find(tag)
+        if block is not None:
+            return {child.tag.removeprefix(prefix): (child.text or "").strip() == "Active" for child in block}
+    return {}
+
+
+def _yes(element: ET.Element, path: str) -> bool | None:
+    value = _text(element, path)
+    return None if value is None else value.lower() == "yes"
+
+
+def _memory(element: ET.Element) -> MemoryHealth:
+    def count(path: str) -> int | None:
+        return optional_int(_text(element, path), TOOL, path)
+
+    return MemoryHealth(
+        retired_sbe=count("retired_pages/multiple_single_bit_retirement/retired_count"),
+        retired_dbe=count("retired_pages/double_bit_retirement/retired_count"),
+        retirement_pending=_yes(element, "retired_pages/pending_retirement"),
+        remap_correctable=count("remapped_rows/remapped_row_corr"),
+        remap_uncorrectable=count("remapped_rows/remapped_row_unc"),
+        remap_pending=_yes(element, "remapped_rows/remapped_row_pending"),
+        remap_failed=_yes(element, "remapped_rows/remapped_row_failure"),
     )
 
 

@@ -1,16 +1,23 @@
-"""dgx hosts: GPUs through nvidia-smi: count, model, driver branch, persistence, ECC, NVLink.
+"""dgx hosts: GPUs through nvidia-smi, the kernel log and DCGM, judged against the server model.
 
-Without an NVIDIA driver the checks are skipped with that reason only where the site allows it
-(``racfg_gpu_required`` false, e.g. the virtual lab); on a GPU server that must have GPUs, a
-missing nvidia-smi is a failure, never a pass.
+Count, model, driver branch, persistence and ECC; then what a GPU cluster's acceptance checks: the
+GPU model and its NVLink links against racfg's catalog of server models (a V100S PCIe card in a
+DGX-1 fails), the PCIe link each GPU trained at, pending page retirement / row remapping, clocks
+held back by heat or power at idle, Xid events since boot, and DCGM's diagnostic where DCGM is
+installed. Without an NVIDIA driver every check is skipped with that reason only where the site
+allows it (``racfg_gpu_required`` false, e.g. the virtual lab); on a GPU server that must have GPUs,
+a missing nvidia-smi is a failure, never a pass.
 """
 
 from __future__ import annotations
+
+import re
 
 import pytest
 
 FIX_TAGS = "gpu"
 pytestmark = pytest.mark.roles("dgx")
+RMA = "drain the node and collect nvidia-bug-report.sh for the vendor (RMA the GPU if it recurs after a reset)"
 
 
 def _smi(node, probe, verdict):
@@ -29,17 +36,39 @@ def _smi(node, probe, verdict):
     return parse_query_xml(section.out), expected
 
 
+def _catalog(node):
+    """The GPU the host should have (racfg.catalog), and how the inventory named it."""
+    from racfg.catalog import host_gpu
+
+    model, named = node.vars.get("racfg_model"), node.vars.get("racfg_gpu_model")
+    return host_gpu(model, named), named or "", str(model or "")
+
+
 def test_count(node, probe, verdict):
     smi, expected = _smi(node, probe, verdict)
     verdict.expect(expected, len(smi.gpus),
                    fix="reseat or replace the missing GPU (nvidia-smi -q lists the present ones)")
 
 
+def _squash(text: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", text.lower())
+
+
 def test_model(node, probe, verdict):
     smi, _ = _smi(node, probe, verdict)
     names = sorted({g.product_name for g in smi.gpus})
-    model = str(node.vars.get("racfg_model") or "")
-    verdict.expect("one GPU model", ", ".join(names), ok=len(names) == 1, message=f"server model {model}")
+    gpu, named, model = _catalog(node)
+    fix = f"fit the GPUs the {model or 'server'} is built with, or correct gpu_model/model in the inventory"
+    if gpu is not None:
+        other = [n for n in names if not gpu.matches(n)]
+        verdict.expect(f"{gpu.name} (server model {model})" if model else gpu.name, ", ".join(names),
+                       ok=not other, fix=fix)
+    elif named:
+        other = [n for n in names if _squash(named) not in _squash(n)]
+        verdict.expect(named, ", ".join(names), ok=not other, fix=fix)
+    else:
+        pytest.skip(f"server model {model or '(none)'} is not in racfg's catalog and the inventory gives no "
+                    f"gpu_model: the GPUs ({', '.join(names)}) have nothing to be compared with")
 
 
 def test_driver_branch(node, probe, verdict, ctx):
@@ -74,10 +103,111 @@ def test_nvlink(node, probe, verdict):
     from racfg.hostfacts.nvidia_smi import parse_nvlink_status
 
     _smi(node, probe, verdict)
+    gpu, _, model = _catalog(node)
+    if gpu is not None and not gpu.nvlink_links:
+        pytest.skip(f"{gpu.name} GPUs have no NVLink (PCIe cards)")
     section = probe.section("nvlink", allow_fail=True)
     links = parse_nvlink_status(section.out) if section.ok else []
-    if not links or not any(g.count for g in links):
-        pytest.skip("these GPUs report no NVLink links (PCIe GPUs)")
-    down = [f"GPU {i} {g.down} down" for i, g in enumerate(links) if g.down]
-    verdict.expect("every NVLink up", "; ".join(down) or "every NVLink up", ok=not down,
-                   fix="reseat the GPU baseboard / NVLink bridge; check nvidia-smi nvlink --status")
+    fix = "reseat the GPU baseboard / NVLink bridge; check nvidia-smi nvlink --status"
+    if gpu is None:
+        if not links or not any(g.count for g in links):
+            pytest.skip("these GPUs report no NVLink links and the server model names none (PCIe GPUs)")
+        down = [f"GPU {g.index} {g.down} down" for g in links if g.down]
+        verdict.expect("every NVLink up", "; ".join(down) or "every NVLink up", ok=not down, fix=fix)
+        return
+    floor = gpu.nvlink_gbytes_per_s * 0.95  # Volta prints 25.781 GB/s for its nominal 25
+    wrong = []
+    for g in links or []:
+        dead = [f"link {n} inactive" for n, speed in sorted(g.links.items()) if speed is None]
+        slow = [f"link {n} at {speed:g} GB/s" for n, speed in sorted(g.links.items()) if speed and speed < floor]
+        if g.up < gpu.nvlink_links or dead or slow:
+            wrong.append(f"GPU {g.index}: {g.up} of {gpu.nvlink_links} links up"
+                         + "".join(f", {p}" for p in dead + slow))
+    if not links:
+        wrong.append(f"no NVLink reported ({section.out.strip()[:80] or 'nvidia-smi nvlink --status failed'})")
+    expected = (f"{gpu.nvlink_links} links per GPU at {gpu.nvlink_gbytes_per_s:g} GB/s "
+                f"(NVLink {gpu.nvlink_gen}, {model})")
+    verdict.expect(expected, "; ".join(wrong) or expected, ok=not wrong, fix=fix)
+
+
+def test_pcie_link(node, probe, verdict):
+    smi, _ = _smi(node, probe, verdict)
+    gpu, _, _ = _catalog(node)
+    short = []
+    for g in smi.gpus:
+        if g.pcie is None or g.pcie.max_gen is None or g.pcie.current_width is None:
+            continue
+        gen, width = (gpu.pcie_gen, gpu.pcie_width) if gpu else (g.pcie.max_gen, g.pcie.max_width or 0)
+        if g.pcie.max_gen < gen or g.pcie.current_width < width:
+            short.append(f"{g.bus_id} Gen{g.pcie.max_gen} x{g.pcie.current_width}")
+    if not any(g.pcie and g.pcie.max_gen for g in smi.gpus):
+        pytest.skip("nvidia-smi reports no PCIe link for these GPUs")
+    expected = (f"Gen{gpu.pcie_gen} x{gpu.pcie_width} or better ({gpu.name})" if gpu
+                else "every GPU at its own maximum width (server model not in racfg's catalog)")
+    verdict.expect(expected, "; ".join(short) or expected, ok=not short,
+                   fix="reseat the GPU (or its riser); check the slot's BIOS PCIe setting")
+
+
+def test_memory_health(node, probe, verdict):
+    smi, _ = _smi(node, probe, verdict)
+    known = [g for g in smi.gpus if g.memory.retirement_pending is not None or g.memory.remap_pending is not None]
+    if not known:
+        pytest.skip("these GPUs report neither page retirement nor row remapping (N/A)")
+    bad = []
+    for g in known:
+        m = g.memory
+        bad += [f"{g.bus_id}: {what}" for what, on in (("page retirement pending", m.retirement_pending),
+                                                        ("row remapping pending", m.remap_pending),
+                                                        ("row remapping failed", m.remap_failed)) if on]
+    verdict.expect("nothing pending or failed", "; ".join(bad) or "nothing pending or failed", ok=not bad,
+                   fix="reset the GPU (nvidia-smi -r, or reboot) to apply pending retirement/remapping; "
+                   "a failed remap means RMA")
+
+
+def test_clocks_at_idle(node, probe, verdict):
+    smi, _ = _smi(node, probe, verdict)
+    held = []
+    for g in smi.gpus:
+        reasons = g.slowdowns
+        if g.utilization:  # under load the power cap is the board doing its job
+            reasons = [r for r in reasons if r != "sw_power_cap"]
+        if reasons:
+            held.append(f"{g.bus_id}: {', '.join(reasons)}")
+    if not any(g.clock_reasons for g in smi.gpus):
+        pytest.skip("nvidia-smi reports no clock slowdown reasons for these GPUs")
+    verdict.expect("no thermal or power slowdown", "; ".join(held) or "no thermal or power slowdown", ok=not held,
+                   fix="check airflow, fans and inlet temperature, and the power limit (nvidia-smi -q -d "
+                   "PERFORMANCE,POWER)")
+
+
+def test_xid(node, probe, verdict):
+    from racfg.hostfacts.xid import bus_key, parse_kernel_log, summarise
+
+    smi, _ = _smi(node, probe, verdict)
+    section = probe.section("xid")
+    events = parse_kernel_log(section.out)
+    names = {bus_key(g.bus_id): g.bus_id for g in smi.gpus}
+    faults = [e for e in events if not e.application]
+    apps = summarise([e for e in events if e.application], names)
+    note = f"; application faults, not the board: {'; '.join(apps)}" if apps else ""
+    verdict.expect("no hardware Xid since boot", "; ".join(summarise(faults, names)) + note if faults
+                   else "no hardware Xid since boot" + note, ok=not faults, fix=RMA)
+
+
+def test_dcgm_diag(node, probe, verdict, ctx):
+    from racfg.hostfacts.dcgm import parse_diag
+
+    _smi(node, probe, verdict)
+    section = probe.section("dcgm", allow_fail=True)
+    if section.missing:
+        pytest.skip("DCGM is not installed (dcgmi not found): its diagnostic did not run; install "
+                    "datacenter-gpu-manager to have validate run it")
+    if "| Diagnostic" not in section.out:
+        last = section.out.strip().splitlines()[-1][:160] if section.out.strip() else f"exit {section.rc}"
+        pytest.skip(f"dcgmi diag did not run: {last}")
+    diag = parse_diag(section.out)
+    level = 2 if ctx.site.group_vars.get("racfg_validate_deep") else 1
+    failed = [f"{t.name} failed on GPU {', '.join(t.failed_gpus)}" + (f" ({t.warnings[0][:160]})" if t.warnings else "")
+              for t in diag.failures]
+    verdict.expect(f"every level-{level} test passes", "; ".join(failed) or f"every level-{level} test passes",
+                   ok=not failed, fix=RMA)

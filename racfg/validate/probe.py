@@ -134,8 +134,7 @@ def host_commands(hv: dict[str, Any], gv: dict[str, Any], sysctl_keys: list[str]
             lsblk = f"lsblk -J -b -d -o NAME,PATH,TYPE,SIZE,MODEL,SERIAL {path}"
             cmds[f"drive:{drive['path']}"] = f"test -b {path} && {lsblk}"
     if role == "dgx":
-        cmds["nvidia_smi"] = "nvidia-smi -q -x"
-        cmds["nvlink"] = "nvidia-smi nvlink --status"
+        cmds.update(gpu_commands(bool(gv.get("racfg_validate_deep"))))
     array = gv.get("racfg_array")
     if array and array.get("clients", "dgx") == role:
         cmds["mounts"] = "cat /proc/mounts"
@@ -147,6 +146,20 @@ def host_commands(hv: dict[str, Any], gv: dict[str, Any], sysctl_keys: list[str]
         cmds["weka_fs"] = "weka fs"
         cmds["mounts"] = "cat /proc/mounts"
     return cmds
+
+
+def gpu_commands(deep: bool = False) -> dict[str, str]:
+    """What the GPU checks read. The kernel log since boot for Xids: journald's (exact boot), else the
+    ring buffer; exit 3 when neither can be read, so "no Xid" is never an unread log. DCGM's diagnostic
+    where dcgmi is installed (exit 127 otherwise): level 1 takes seconds, level 2 (``--deep``) minutes."""
+    return {
+        "nvidia_smi": "nvidia-smi -q -x",
+        "nvlink": "nvidia-smi nvlink --status",
+        "xid": "log=$(journalctl -k -b -q --no-pager 2>/dev/null || dmesg 2>&1) || exit 3; "
+               "printf '%s\\n' \"$log\" | grep -E 'NVRM: Xid|SXid' || true",
+        "dcgm": "command -v dcgmi >/dev/null || { echo 'dcgmi: not found'; exit 127; }; "
+                f"dcgmi diag -r {2 if deep else 1}",
+    }
 
 
 def script(commands: dict[str, str], pings: list[PingPath]) -> str:

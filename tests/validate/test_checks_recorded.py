@@ -69,7 +69,7 @@ CASES = [
     ("gpu ecc on, no errors", GROUP, host("dgx"), {"nvidia_smi": rec(V100S)}, "*/gpu/ecc", Status.PASS,
      "ECC on"),
     ("gpu nvlink up", GROUP, host("dgx"), {"nvidia_smi": rec(V100S), "nvlink": rec(NVLINK)}, "*/gpu/nvlink",
-     Status.PASS, "every NVLink up"),
+     Status.PASS, "6 links per GPU"),
     ("no gpu, lab", GROUP, host("dgx", racfg_gpu_required=False), {"nvidia_smi": MISSING}, "*/gpu/count",
      Status.SKIP, None),
     ("no gpu, production", GROUP, host("dgx"), {"nvidia_smi": MISSING}, "*/gpu/count", Status.FAIL,

@@ -59,7 +59,7 @@ def smoke(
     hosts: str | None = typer.Option(None, "--hosts", envvar="RACFG_HOSTS",
                                      help="Only these dgx hosts, comma separated (default: all)."),
     skip: str | None = typer.Option(None, "--skip", envvar="RACFG_SKIP",
-                                    help="Leave out phases: links,scaling,storage,rdma,benchmark."),
+                                    help="Leave out phases: links,scaling,storage,rdma,benchmark,nccl."),
     compare: tuple[str, str] | None = typer.Option(
         None, "--compare", help="Compare two runs (run directories or names under .racfg/runs): RUN_A RUN_B."),
     tolerance: float = typer.Option(0.05, "--tolerance", min=0, envvar="RACFG_TOLERANCE",
@@ -75,8 +75,10 @@ def smoke(
     linear when every E(n) = T(n)/(n T(1)) meets acceptance.scaling_efficiency, else the knee
     and the bottleneck (storage links, a slow client, a client's CPU) with its utilisation;
     outliers below 93% of the best link; switch port drops and errors; fio reads (read-only);
-    RDMA perftest where hosts have RDMA; the inventory's user benchmark. Holds the site's deploy
-    lock while it measures; changes nothing on hosts or switches. Each run is kept under
+    RDMA perftest where hosts have RDMA; the inventory's user benchmark; NCCL all-reduce bus
+    bandwidth per node and per step against the GPUs' NVLink and the data NICs, a slow step's node
+    named by pairwise runs (acceptance.smoke.nccl; skipped without GPUs where none are required).
+    Holds the site's deploy lock while it measures; changes nothing on hosts or switches. Each run is kept under
     `.racfg/runs/TIME-smoke/` with its plots.
     """
     opts.writable_dir("smoke", "--output", output)

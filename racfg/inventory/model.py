@@ -353,6 +353,28 @@ class UserBenchmark(Strict):
         return value
 
 
+class NcclTests(Strict):
+    """NCCL all-reduce as the site runs it: racfg launches the site's nccl-tests, it does not build them.
+    One node runs one process over all its GPUs; more nodes start one rank per GPU through the launcher
+    (nccl-tests takes its ranks from MPI, so mpirun, or srun with PMIx)."""
+
+    command: str = Field("all_reduce_perf", description="all_reduce_perf on the GPU servers: its path, e.g. "
+                         "/opt/nccl-tests/build/all_reduce_perf (inside the image when one is given).")
+    image: str | None = Field(None, description="Container image holding nccl-tests, e.g. "
+                              "nvcr.io/nvidia/pytorch:24.05-py3 (srun launcher only: --container-image, pyxis).")
+    launcher: Literal["mpirun", "srun"] = Field("mpirun", description="Starts the ranks of a step over several nodes.")
+    args: str = Field("-b 1G -e 8G -f 2", description="all_reduce_perf arguments (sizes, iterations); the largest "
+                      "size's bus bandwidth is judged.")
+    timeout_s: float = Field(900, gt=0, description="Upper bound of one run; its processes are stopped after it.")
+
+    @model_validator(mode="after")
+    def _image_needs_srun(self) -> NcclTests:
+        if self.image and self.launcher != "srun":
+            raise ValueError("an image runs through srun --container-image (launcher: srun); with mpirun, "
+                             "give the path of all_reduce_perf on the hosts as command")
+        return self
+
+
 class Smoke(Strict):
     """How ``racfg smoke`` measures. Unset durations take real-cluster defaults, shorter in the lab."""
 
@@ -367,6 +389,8 @@ class Smoke(Strict):
     fio_runtime_s: float | None = Field(None, gt=0, le=3600, description="Seconds per fio job (default 10).")
     fio_path: str | None = Field(None, description="A file on the shared filesystem fio reads (read-only) on clients.")
     benchmark: UserBenchmark | None = None
+    nccl: NcclTests | None = Field(None, description="NCCL all-reduce bus bandwidth per step, judged against the "
+                                   "GPU model's NVLink and the data NICs (the nccl phase; absent: skipped).")
 
 
 class Acceptance(Strict):

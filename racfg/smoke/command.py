@@ -20,7 +20,7 @@ from racfg.paths import state_dir
 from racfg.policy.budget import bandwidth_budget
 from racfg.results import Report, Result, Status
 from racfg.smoke import benchmark as bench
-from racfg.smoke import fio, perftest, plots
+from racfg.smoke import fio, nccl, perftest, plots
 from racfg.smoke.errors import MeasurementError
 from racfg.smoke.judge import (
     LinkMeasurement,
@@ -40,7 +40,7 @@ from racfg.smoke.remote import Fleet
 from racfg.smoke.tcp import plan_flows, run_load
 from racfg.smoke.units import bytes_rate_text, rate_text
 
-PHASES = ("links", "scaling", "storage", "rdma", "benchmark")
+PHASES = ("links", "scaling", "storage", "rdma", "benchmark", "nccl")
 Progress = Callable[[int, int, str], None]  # (done, total, what now)
 
 
@@ -141,6 +141,7 @@ def _nic_rates(plan: SmokePlan, fleet: Fleet) -> SmokePlan:
 
 def _measure(run: _Run) -> None:
     phases = {"links": _links, "scaling": _scaling, "storage": _storage, "rdma": _rdma, "benchmark": _benchmark}
+    phases["nccl"] = nccl.measure  # GPU all-reduce (racfg.smoke.nccl): needs no storage host
     for name in PHASES:
         if name in run.options.skip:
             continue

@@ -60,6 +60,10 @@ def smoke(
                                      help="Only these dgx hosts, comma separated (default: all)."),
     skip: str | None = typer.Option(None, "--skip", envvar="RACFG_SKIP",
                                     help="Leave out phases: links,scaling,storage,rdma,benchmark,nccl."),
+    remeasure: int | None = typer.Option(
+        None, "--remeasure", min=0, max=10, envvar="RACFG_REMEASURE", show_default=False,
+        help="Measure a link, step or figure below its mark again up to N times before it fails; the best "
+             "reading decides and the report lists every reading (default 2; 0: one reading decides)."),
     compare: tuple[str, str] | None = typer.Option(
         None, "--compare", help="Compare two runs (run directories or names under .racfg/runs): RUN_A RUN_B."),
     tolerance: float = typer.Option(0.05, "--tolerance", min=0, envvar="RACFG_TOLERANCE",
@@ -100,6 +104,8 @@ def smoke(
     progress = _Progress(enabled=True)
     options = SmokeOptions(hosts=opts.split_list(hosts) or None, skip=skipped,
                            progress=progress)
+    if remeasure is not None:
+        options.remeasure = remeasure
     try:
         report = run_smoke(cluster, overrides, options, record.path)
     except KeyboardInterrupt:

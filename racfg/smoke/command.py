@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 
 from racfg.connection import ConnectionOverrides
@@ -23,22 +24,27 @@ from racfg.smoke import benchmark as bench
 from racfg.smoke import fio, nccl, perftest, plots
 from racfg.smoke.errors import MeasurementError
 from racfg.smoke.judge import (
+    REMEASURE,
     LinkMeasurement,
-    StepMeasurement,
+    Reading,
     counter_results,
+    deciding_reading,
     equivalence_result,
-    judge_scaling,
-    link_result,
-    outlier_results,
     reference_result,
-    step_capacity,
+    remeasure_notes,
+    with_readings,
 )
-from racfg.smoke.metrics import metric, reference_bounds
-from racfg.smoke.plan import SmokePlan, build_plan, shape_of
+from racfg.smoke.links import measure_links
+from racfg.smoke.metrics import metric, reference_bounds, reference_margin
+from racfg.smoke.perftest_output import PerftestResult
+from racfg.smoke.plan import Link, SmokePlan, build_plan, shape_of
 from racfg.smoke.probes import Probes, StepProbe, SwitchCounters
+from racfg.smoke.remeasure import until_met
 from racfg.smoke.remote import Fleet
-from racfg.smoke.tcp import plan_flows, run_load
-from racfg.smoke.units import bytes_rate_text, rate_text
+from racfg.smoke.scaling import measure_scaling
+from racfg.smoke.storage import FioSide, measure_storage
+from racfg.smoke.tcp import LoadResult, plan_flows, run_load
+from racfg.smoke.units import rate_text
 
 PHASES = ("links", "scaling", "storage", "rdma", "benchmark", "nccl")
 Progress = Callable[[int, int, str], None]  # (done, total, what now)
@@ -49,6 +55,7 @@ class SmokeOptions:
     hosts: list[str] | None = None  # dgx hosts to measure (default all)
     skip: frozenset[str] = frozenset()
     progress: Progress | None = None
+    remeasure: int = REMEASURE  # times an item whose readings all miss their mark is measured again, at most
 
 
 @dataclass
@@ -67,9 +74,13 @@ class _Run:
     attachments: list[str] = field(default_factory=list)
 
     def tick(self, text: str) -> None:
+        self.announce(text)
+        self.done += 1
+
+    def announce(self, text: str) -> None:
+        """Progress text for what runs now, a step counted or not (a re-measurement is not one)."""
         if self.options.progress:
             self.options.progress(self.done, self.total, text)
-        self.done += 1
 
 
 def count_steps(plan: SmokePlan, skip: frozenset[str]) -> int:
@@ -120,7 +131,8 @@ def run_smoke(cluster: Cluster, overrides: ConnectionOverrides, options: SmokeOp
     report.attachments = run.attachments
     report.elapsed = time.monotonic() - started
     report.meta = _meta(cluster, plan)
-    report.notes = list(plan.notes)
+    report.meta["remeasure"] = options.remeasure
+    report.notes = [*plan.notes, *remeasure_notes(run.results)]
     return report
 
 
@@ -157,7 +169,8 @@ def _measure(run: _Run) -> None:
                                       f"{name}: could not measure: {exc.message}"))
 
 
-def _load(run: _Run, label: str, clients: list, direction: str):
+def _load(run: _Run, clients: list[Link], direction: str, label: str) -> tuple[LoadResult, StepProbe]:
+    """One load, with the probes around it (their counters are judged for the whole run)."""
     probe = run.probes.before()
     load = run_load(run.fleet, plan_flows(run.plan, clients), direction, run.plan.duration_s, run.plan.omit_s)
     run.probes.after(probe)
@@ -170,14 +183,9 @@ def _links(run: _Run) -> None:
         run.results.append(Result(link.key, f"link/{link.key}", "link saturation", Status.SKIP,
                                   f"not measured: no storage link on its subnet {link.network}; smoke loads a "
                                   "dgx link from the storage links on its own subnet (data subnets are not routed)"))
-    for link in run.plan.clients:
-        for direction in ("read", "write"):
-            run.tick(f"link {direction} {link.key}")
-            load, probe = _load(run, f"link/{direction}/{link.key}", [link], direction)
-            measurement = LinkMeasurement(link, direction, load, probe)
-            run.links.append(measurement)
-            run.results.append(link_result(run.plan, measurement))
-    run.results += outlier_results(run.plan, run.links)
+    run.links, results = measure_links(run.plan, partial(_load, run), run.options.remeasure, run.tick,
+                                       run.announce)
+    run.results += results
     rows = [{"link": m.link.key, "direction": m.direction, "share": m.share, "ceiling": m.link.tcp_ceiling,
              "measured_text": rate_text(m.bits)} for m in run.links]
     outliers = {r.check.split("/", 1)[1].replace("/", ":", 1) for r in run.results
@@ -187,31 +195,11 @@ def _links(run: _Run) -> None:
         run.attachments.append(str(path))
 
 
-def _predicted(plan: SmokePlan, hosts: list[str]) -> float:
-    """The budget's view of a step: client links, storage links (both at its NIC efficiency), storage nodes."""
-    eff = plan.budget.nic_efficiency
-    clients = sum(link.rate_mbit for host in hosts for link in plan.links_of(host)) * 1e6 * eff
-    storage_links = sum(s.rate_mbit for s in plan.storage) * 1e6 * eff
-    storage_nodes = len(plan.storage_hosts) * plan.budget.storage_node_gbytes_per_s * 8e9
-    return min(clients, storage_links, storage_nodes)
-
-
 def _scaling(run: _Run) -> None:
     plan = run.plan
-    steps = []
-    for n in plan.steps:
-        hosts = plan.client_hosts[:n]
-        clients = [link for host in hosts for link in plan.links_of(host)]
-        run.tick(f"scaling: {n} client(s)")
-        reuse = next((m for m in run.links if n == 1 and len(clients) == 1 and m.link == clients[0]
-                      and m.direction == "read"), None)
-        if reuse is not None:
-            load, probe = reuse.load, reuse.probe
-        else:
-            load, probe = _load(run, f"scaling/{n}", clients, "read")
-        steps.append(StepMeasurement(n, hosts, load, _predicted(plan, hosts), probe,
-                                     capacity_bits=step_capacity(plan, hosts)))
-    verdict, results = judge_scaling(plan, steps)
+    verdict, results = measure_scaling(plan, partial(_load, run), run.links, run.options.remeasure,
+                                       run.tick, run.announce)
+    steps = verdict.steps
     run.results += results
     if len(steps) > 1:
         path = plots.plot_scaling(
@@ -251,43 +239,9 @@ def _storage(run: _Run) -> None:
             return
         targets = [fio.FioTarget(h.name, [d.path for d in h.drives]) for h in storage]
         side, key, what = "drive", "fio_drive_read_gbytes_per_s", "drive-side: fio on the storage hosts' drives"
-    run.tick(f"storage: fio on {targets[0].host}")
-    single = fio.run_fio(run.fleet, targets[:1], plan.fio_runtime_s)
-    run.tick(f"storage: fio on {len(targets)} {side} hosts at once")
-    together = fio.run_fio(run.fleet, targets, plan.fio_runtime_s) if len(targets) > 1 else single
-    refs = plan.references.get(key, {})
-    for label, runs in (("one", single), ("all", together)):
-        n = len(runs)
-        failed = [r for r in runs if r.result is None]
-        if failed:
-            run.results.append(Result(failed[0].target.host, f"storage/{label}", "storage", Status.ERROR,
-                                      f"fio failed on {failed[0].target.host}: {failed[0].error}"))
-            continue
-        seq = sum(r.seq_bytes_per_s for r in runs)
-        iops = sum(r.rand_iops for r in runs)
-        message = (f"{what}, {n} host(s) at once: sequential 1 MiB reads {bytes_rate_text(seq)}, "
-                   f"4 KiB random reads {iops:,.0f} IOPS")
-        data = {"side": side, "hosts": [r.target.host for r in runs], "seq_bytes_per_s": round(seq),
-                "rand_iops": round(iops), "per_host": {r.target.host: {"seq_bytes_per_s": round(r.seq_bytes_per_s),
-                                                                       "rand_iops": round(r.rand_iops)} for r in runs},
-                "metrics": [metric(f"storage.{side}.seq.n{n}", seq / 1e9, "GB/s"),
-                            metric(f"storage.{side}.randiops.n{n}", iops, "IOPS")]}
-        ref = refs.get(n)
-        if ref is None and side == "client" and n == 1:
-            from racfg.inventory.model import Reference
-
-            ref = Reference(value=run.cluster.inventory.acceptance.client_storage_gbytes_per_s, unit="GB/s")
-        reason = (f"no acceptance.references.{key} for {n} node(s)" if side == "client" else
-                  f"a drive-side figure (no shared filesystem mounted); give acceptance.references.{key} to judge it")
-        run.results.append(reference_result(f"{side}s" if n > 1 else runs[0].target.host, f"storage/{side}/n{n}",
-                                            "storage", seq / 1e9, "GB/s", ref, message, data, reason))
-        iops_ref = plan.references.get("fio_randread_iops", {}).get(n) if side == "client" else None
-        if iops_ref is not None:
-            run.results.append(reference_result(f"{side}s" if n > 1 else runs[0].target.host,
-                                                f"storage/{side}/iops/n{n}", "storage", iops, "IOPS", iops_ref,
-                                                message, {"rand_iops": round(iops)}, ""))
-        if len(targets) == 1:
-            break
+    client_ref = run.cluster.inventory.acceptance.client_storage_gbytes_per_s
+    run.results += measure_storage(plan, run.fleet, targets, FioSide(side, key, what, client_ref),
+                                   run.options.remeasure, run.tick, run.announce)
 
 
 def _rdma(run: _Run) -> None:
@@ -306,16 +260,29 @@ def _rdma(run: _Run) -> None:
                                       f"(/sys/class/net/{link.nic}/device/infiniband)"))
             continue
         for tool in ("ib_write_bw", "ib_read_bw"):
-            result = perftest.run_perftest(run.fleet, tool, link, dev, target, storage_dev[target.key] or "",
-                                           plan.duration_s)
-            share = result.average_gbits * 1000 / link.rate_mbit
-            ok = share >= plan.saturation_floor
-            run.results.append(Result(
-                link.key, f"rdma/{tool}/{link.key}", "rdma", Status.PASS if ok else Status.FAIL,
-                f"{tool} {dev} <- {target.host}: {result.average_gbits:.2f} Gb/s = {share:.1%} of line rate",
-                f">= {plan.saturation_floor:.0%} of {rate_text(link.rate_mbit * 1e6)}",
-                f"{result.average_gbits:.2f} Gb/s", data={**result.as_dict(), "metrics": [
-                    metric(f"rdma.{tool}.{link.key}", result.average_gbits, "Gb/s")]}))
+            run.results.append(_rdma_tool(run, tool, link, dev, target, storage_dev[target.key] or ""))
+
+
+def _rdma_tool(run: _Run, tool: str, link: Link, dev: str, target: Link, target_dev: str) -> Result:
+    """One perftest tool on one link, measured again while below the saturation floor; its best reading decides."""
+    plan = run.plan
+
+    def share(r: PerftestResult) -> float:
+        return r.average_gbits * 1000 / link.rate_mbit
+
+    take = partial(perftest.run_perftest, run.fleet, tool, link, dev, target, target_dev, plan.duration_s)
+    readings = until_met([take()], take, lambda r: share(r) - plan.saturation_floor, run.options.remeasure,
+                         run.announce, f"rdma {tool} {link.key}")
+    result = max(readings, key=share)
+    ok = share(result) >= plan.saturation_floor
+    return with_readings(Result(
+        link.key, f"rdma/{tool}/{link.key}", "rdma", Status.PASS if ok else Status.FAIL,
+        f"{tool} {dev} <- {target.host}: {result.average_gbits:.2f} Gb/s = {share(result):.1%} of line rate",
+        f">= {plan.saturation_floor:.0%} of {rate_text(link.rate_mbit * 1e6)}",
+        f"{result.average_gbits:.2f} Gb/s", data={**result.as_dict(), "metrics": [
+            metric(f"rdma.{tool}.{link.key}", result.average_gbits, "Gb/s")]}),
+        [Reading(r.average_gbits, "Gb/s", share(r) - plan.saturation_floor, f"{r.average_gbits:.2f} Gb/s")
+         for r in readings], run.options.remeasure)
 
 
 def _benchmark(run: _Run) -> None:
@@ -323,42 +290,25 @@ def _benchmark(run: _Run) -> None:
     if plan.benchmark is None:
         return
     spec = plan.benchmark.spec
-    all_steps = []
+    refs = plan.references.get(spec.name, {})
+    all_steps: list[bench.BenchmarkStep] = []
+    base = None  # T(1): the one-node whole-node step's deciding figure; it comes first of the whole-node steps
     for planned in plan.benchmark.steps:
         n, gpus = shape_of(planned, plan.benchmark.gpus_per_node)
-        hosts = plan.client_hosts[:n]
         shape = planned if isinstance(planned, str) else None
         run.tick(f"benchmark {spec.name}: {shape or n} node(s)")
-        started = time.monotonic()
-        step = bench.run_step(run.fleet, plan, spec, hosts, gpus, shape)
-        step.seconds = time.monotonic() - started
+        take = partial(_bench_step, run, plan.client_hosts[:n], gpus, shape)
+        readings = until_met([take()], take, partial(_bench_margin, plan, refs, base), run.options.remeasure,
+                             run.announce, f"benchmark {spec.name}: {shape or n} node(s)")
+        step = readings[deciding_reading([_bench_margin(plan, refs, base, r) for r in readings])]
+        if shape is None and n == 1:
+            base = step.value
         all_steps.append(step)
-    refs = plan.references.get(spec.name, {})
-    steps = [s for s in all_steps if s.shape is None]  # whole-node steps: their scaling is judged
-    base = next((s.value for s in steps if s.n == 1 and s.value), None)
-    for step in all_steps:
-        check = f"benchmark/{spec.name}/{step.label}"
-        what = f"{step.shape} (nodes x GPUs)" if step.shape else f"{step.n} node(s)"
-        if step.value is None:
-            run.results.append(Result("cluster", check, "benchmark", Status.ERROR,
-                                      f"{spec.name} on {what}: {step.error}", seconds=step.seconds))
-            continue
-        eff = step.value / (step.n * base) if base and step.shape is None else None
-        message = (f"{spec.name} on {what} via {spec.launcher}: {step.value:.4g} {spec.unit}"
-                   + (f", E = {eff:.3f}" if eff is not None else ""))
-        data = {"nodes": step.n, "shape": step.shape, "hosts": step.hosts, "value": step.value,
-                "per_node": step.per_node, "efficiency": eff,
-                "metrics": [metric(f"benchmark.{spec.name}.{step.label}", step.value, spec.unit)]}
-        ref = refs.get(step.shape or step.n)
-        result = reference_result("cluster", check, "benchmark", step.value, spec.unit, ref, message,
-                                  data, f"no acceptance.references.{spec.name} for {step.shape or step.n}")
-        if result.status is Status.SKIP and eff is not None:  # no reference: its scaling is still judged
-            ok = eff >= plan.scaling_floor
-            result = Result(result.target, check, "benchmark", Status.PASS if ok else Status.FAIL,
-                            f"{message} (no reference for {step.n} node(s): judged on scaling, "
-                            f"E >= {plan.scaling_floor:g})", f"E({step.n}) >= {plan.scaling_floor:g}",
-                            f"E({step.n}) = {eff:.3f}", data=data)
-        run.results.append(replace(result, seconds=step.seconds))
+        result = _bench_result(plan, refs, base, step)
+        run.results.append(with_readings(result, [
+            Reading(r.value or 0.0, spec.unit, _bench_margin(plan, refs, base, r),
+                    f"{r.value:.4g} {spec.unit}" if r.value is not None else f"no figure ({r.error})")
+            for r in readings], run.options.remeasure))
     by_shape = {s.shape: s.value for s in all_steps if s.shape}
     for group in spec.equivalent:
         values = {shape: by_shape.get(shape) for shape in group.shapes}
@@ -368,7 +318,7 @@ def _benchmark(run: _Run) -> None:
                                       + ", ".join(s for s in group.shapes if s not in by_shape)))
             continue
         run.results.append(equivalence_result(spec.name, spec.unit, group.band, values))
-    good = [s for s in steps if s.value is not None]
+    good = [s for s in all_steps if s.shape is None and s.value is not None]  # whole-node steps: their scaling
     if len(good) > 1:
         reference = [(n, r.value, *reference_bounds(r)) for n, r in sorted(
             (k, v) for k, v in refs.items() if isinstance(k, int)) if n in {s.n for s in good}]
@@ -377,6 +327,55 @@ def _benchmark(run: _Run) -> None:
                                   [s.n for s in good], [s.value or 0.0 for s in good], spec.unit or "figure",
                                   plan.scaling_floor, None, eff_knee, reference)
         run.attachments.append(str(path))
+
+
+def _bench_step(run: _Run, hosts: list[str], gpus: int, shape: str | None) -> bench.BenchmarkStep:
+    assert run.plan.benchmark is not None
+    started = time.monotonic()
+    step = bench.run_step(run.fleet, run.plan, run.plan.benchmark.spec, hosts, gpus, shape)
+    step.seconds = time.monotonic() - started
+    return step
+
+
+def _bench_efficiency(base: float | None, step: bench.BenchmarkStep) -> float | None:
+    """E(n) of a whole-node step against the one-node figure; None for a shape or without a figure."""
+    return step.value / (step.n * base) if base and step.value is not None and step.shape is None else None
+
+
+def _bench_margin(plan: SmokePlan, refs: dict, base: float | None, step: bench.BenchmarkStep) -> float:
+    """How far a step's figure is past its mark: its reference, else E(n) against the scaling floor."""
+    if step.value is None:
+        return -1.0
+    ref = refs.get(step.shape or step.n)
+    if ref is not None:
+        return reference_margin(step.value, ref)
+    eff = _bench_efficiency(base, step)
+    return eff - plan.scaling_floor if eff is not None else 0.0
+
+
+def _bench_result(plan: SmokePlan, refs: dict, base: float | None, step: bench.BenchmarkStep) -> Result:
+    assert plan.benchmark is not None
+    spec = plan.benchmark.spec
+    check = f"benchmark/{spec.name}/{step.label}"
+    what = f"{step.shape} (nodes x GPUs)" if step.shape else f"{step.n} node(s)"
+    if step.value is None:
+        return Result("cluster", check, "benchmark", Status.ERROR, f"{spec.name} on {what}: {step.error}",
+                      seconds=step.seconds)
+    eff = _bench_efficiency(base, step)
+    message = (f"{spec.name} on {what} via {spec.launcher}: {step.value:.4g} {spec.unit}"
+               + (f", E = {eff:.3f}" if eff is not None else ""))
+    data = {"nodes": step.n, "shape": step.shape, "hosts": step.hosts, "value": step.value,
+            "per_node": step.per_node, "efficiency": eff,
+            "metrics": [metric(f"benchmark.{spec.name}.{step.label}", step.value, spec.unit)]}
+    result = reference_result("cluster", check, "benchmark", step.value, spec.unit, refs.get(step.shape or step.n),
+                              message, data, f"no acceptance.references.{spec.name} for {step.shape or step.n}")
+    if result.status is Status.SKIP and eff is not None:  # no reference: its scaling is still judged
+        ok = eff >= plan.scaling_floor
+        result = Result(result.target, check, "benchmark", Status.PASS if ok else Status.FAIL,
+                        f"{message} (no reference for {step.n} node(s): judged on scaling, "
+                        f"E >= {plan.scaling_floor:g})", f"E({step.n}) >= {plan.scaling_floor:g}",
+                        f"E({step.n}) = {eff:.3f}", data=data)
+    return replace(result, seconds=step.seconds)
 
 
 def _meta(cluster: Cluster, plan: SmokePlan) -> dict:

@@ -28,3 +28,14 @@ def reference_text(ref: Reference) -> str:
     low = f"{ref.lower * 100:+.0f}%" if ref.lower is not None else "-inf"
     high = f"{ref.upper * 100:+.0f}%" if ref.upper is not None else "+inf"
     return f"{ref.value:g} {ref.unit} ({low}/{high})"
+
+
+def reference_margin(value: float, ref: Reference) -> float:
+    """How far ``value`` lies inside its reference's bounds, as a share of the reference value: >= 0 within
+    them (``within``), < 0 outside by that much; 0 for a reference bounded on neither side."""
+    lower, upper = reference_bounds(ref)
+    sides = [value - lower if lower is not None else None, upper - value if upper is not None else None]
+    known = [s for s in sides if s is not None]
+    if not known:
+        return 0.0
+    return min(known) / abs(ref.value) if ref.value else min(known)

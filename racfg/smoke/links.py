@@ -1,0 +1,94 @@
+"""The links phase: each client link loaded on its own, both ways, a link that misses its mark measured again.
+
+A link is held to two marks: its share of line rate (acceptance.link_saturation) and the best link
+of its kind (acceptance.smoke.outlier_fraction). One reading can miss either on noise, so the link
+that missed, in that direction, is loaded again (racfg.smoke.remeasure) before it is judged; every
+other link keeps its readings. Each verdict stands on the link's best reading and lists them all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import partial
+
+from racfg.results import Result, Status
+from racfg.smoke.judge import (
+    LinkMeasurement,
+    Reading,
+    deciding_reading,
+    link_result,
+    measure_again,
+    outlier_bound,
+    outlier_results,
+    with_readings,
+)
+from racfg.smoke.plan import Link, SmokePlan
+from racfg.smoke.probes import StepProbe
+from racfg.smoke.remeasure import Announce, until_met
+from racfg.smoke.tcp import LoadResult
+from racfg.smoke.units import rate_text
+
+Measure = Callable[[list[Link], str, str], tuple[LoadResult, StepProbe]]  # (client links, direction, label)
+Series = dict[tuple[str, str], list[LinkMeasurement]]  # (link key, direction) -> its readings, in order
+
+
+def measure_links(plan: SmokePlan, measure: Measure, limit: int, tick: Announce, announce: Announce
+                  ) -> tuple[list[LinkMeasurement], list[Result]]:
+    """Every client link, read then write; returns each one's deciding reading and the verdicts."""
+    series: Series = {}
+    for link in plan.clients:
+        for direction in ("read", "write"):
+            what = f"link {direction} {link.key}"
+            tick(what)
+            take = partial(_take, measure, link, direction)
+            series[(link.key, direction)] = until_met([take()], take, partial(floor_margin, plan), limit,
+                                                      announce, what)
+    _outliers_again(plan, series, measure, limit, announce)
+    best = {key: best_reading(plan, readings) for key, readings in series.items()}
+    results = [with_readings(link_result(plan, best[key]), [_reading(m, floor_margin(plan, m)) for m in readings],
+                             limit) for key, readings in series.items()]
+    chosen = list(best.values())
+    for result in outlier_results(plan, chosen):
+        key = (result.target, result.data.get("direction", ""))
+        if result.status is Status.FAIL and key in series:
+            bound = outlier_bound(plan, best[key], chosen) or 0.0
+            result = with_readings(result, [_reading(m, m.bits / bound - 1) for m in series[key]], limit)
+        results.append(result)
+    return chosen, results
+
+
+def floor_margin(plan: SmokePlan, m: LinkMeasurement) -> float:
+    """How far a reading is past the link's mark: its share of line rate less acceptance.link_saturation."""
+    return m.share - plan.saturation_floor
+
+
+def best_reading(plan: SmokePlan, readings: list[LinkMeasurement]) -> LinkMeasurement:
+    return readings[deciding_reading([floor_margin(plan, m) for m in readings])]
+
+
+def _take(measure: Measure, link: Link, direction: str) -> LinkMeasurement:
+    load, probe = measure([link], direction, f"link/{direction}/{link.key}")
+    return LinkMeasurement(link, direction, load, probe)
+
+
+def _reading(m: LinkMeasurement, margin: float) -> Reading:
+    return Reading(m.bits / 1e6, "Mbit/s", margin, rate_text(m.bits))
+
+
+def _outliers_again(plan: SmokePlan, series: Series, measure: Measure, limit: int, announce: Announce) -> None:
+    """Links below the best of their kind, measured again while within the limit. The best may itself be
+    measured again only by its own floor, so the bound moves only when a re-measured link becomes the best."""
+    for _ in range(limit):
+        chosen = {key: best_reading(plan, readings) for key, readings in series.items()}
+        slow = []
+        for key, m in chosen.items():
+            bound = outlier_bound(plan, m, list(chosen.values()))
+            if bound and measure_again([r.bits / bound - 1 for r in series[key]], limit):
+                slow.append(key)
+        if not slow:
+            return
+        for key in slow:
+            m = chosen[key]
+            announce(f"link {m.direction} {m.link.key}: below the best of its kind, measured again "
+                     f"({len(series[key])} of {limit})")
+            series[key].append(_take(measure, m.link, m.direction))

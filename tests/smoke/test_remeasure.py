@@ -1,0 +1,144 @@
+"""Which readings decide, when an item is measured again, and what the report says (no lab needed).
+
+The loops are driven by scripted readings (Mbit/s per load, in the order smoke takes them); the
+lab tests (test_smoke_lab.py) make one reading low on a real link and check the same.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from racfg.inventory import load_cluster
+from racfg.results import Status
+from racfg.smoke.judge import Reading, deciding_reading, measure_again, remeasure_notes, with_readings
+from racfg.smoke.links import measure_links
+from racfg.smoke.plan import Link, SmokePlan, build_plan
+from racfg.smoke.probes import StepProbe
+from racfg.smoke.scaling import measure_scaling
+from racfg.smoke.tcp import LoadResult
+from tests.smoke.test_verdicts import INVENTORY, LAB, load
+
+
+@pytest.fixture(scope="module")
+def plan() -> SmokePlan:
+    return build_plan(load_cluster(INVENTORY), LAB)
+
+
+@pytest.mark.parametrize(("margins", "decides"), [
+    ([-0.03], 0),
+    ([-0.03, 0.02], 1),  # noise, then the link at its mark
+    ([-0.03, -0.01, -0.05], 1),  # a fault: the best of the misses is reported
+    ([0.01, 0.05], 1),  # measured again for another mark: the best decides
+    ([0.02, 0.02], 0),  # equals: the first
+    ([0.0, -0.2], 0),  # exactly at the mark meets it
+])
+def test_the_best_reading_decides(margins: list[float], decides: int) -> None:
+    assert deciding_reading(margins) == decides
+
+
+def test_no_reading_no_verdict() -> None:
+    with pytest.raises(ValueError, match="no reading"):
+        deciding_reading([])
+
+
+@pytest.mark.parametrize(("margins", "limit", "again"), [
+    ([-0.1], 2, True),
+    ([-0.1, -0.1], 2, True),
+    ([-0.1, -0.1, -0.1], 2, False),  # first reading + 2 re-measurements: bounded
+    ([-0.1, 0.0], 2, False),  # one reading met the mark: done
+    ([0.05], 2, False),
+    ([-0.1], 0, False),  # --remeasure 0: one reading decides
+    ([-0.1], 1, True),
+    ([], 2, False),
+])
+def test_measured_again_while_every_reading_misses_and_the_limit_allows(margins: list[float], limit: int,
+                                                                          again: bool) -> None:
+    assert measure_again(margins, limit) is again
+
+
+def test_readings_in_the_message_the_data_and_a_note() -> None:
+    from racfg.results import Result
+
+    result = Result("dgx01:data0", "link/read/dgx01:data0", "link saturation", Status.PASS, "read: 246 Mbit/s")
+    one = with_readings(result, [Reading(246.0, "Mbit/s", 0.08, "246 Mbit/s")], 2)
+    assert one.message == result.message and one.data["remeasured"] == 0 and len(one.data["readings"]) == 1
+    assert remeasure_notes([one]) == []
+    two = with_readings(result, [Reading(217.0, "Mbit/s", -0.032, "217 Mbit/s"),
+                                 Reading(246.0, "Mbit/s", 0.084, "246 Mbit/s")], 2)
+    assert two.message == ("read: 246 Mbit/s; measured 2 times (re-measured 1, at most 2): 217 Mbit/s (below the "
+                           "mark), 246 Mbit/s; the best (reading 2) meets the mark and decides: a fault would "
+                           "have reproduced")
+    assert [r["meets"] for r in two.data["readings"]] == [False, True]
+    assert remeasure_notes([two]) == ["link/read/dgx01:data0: measured 2 times (217 Mbit/s (below the mark), "
+                                      "246 Mbit/s), at most 2 re-measurements: pass"]
+    failed = with_readings(result, [Reading(150.0, "Mbit/s", -0.3, "150 Mbit/s")] * 3, 2)
+    assert failed.message.endswith("no reading meets the mark: the fault reproduced, the best is reported")
+
+
+class Script:
+    """A Measure that plays back Mbit/s per (first client host, direction), one value per load."""
+
+    def __init__(self, plan: SmokePlan, values: dict[tuple[str, str], list[float]]) -> None:
+        self.plan = plan
+        self.values = {k: list(v) for k, v in values.items()}
+        self.labels: list[str] = []
+
+    def __call__(self, clients: list[Link], direction: str, label: str) -> tuple[LoadResult, StepProbe]:
+        self.labels.append(label)
+        hosts = list(dict.fromkeys(c.host for c in clients))
+        key = (hosts[0] if len(hosts) == 1 else f"n{len(hosts)}", direction)
+        queue = self.values.get(key, [])
+        total = queue.pop(0) if len(queue) > 1 else (queue[0] if queue else 247.0 * len(hosts))
+        return load(self.plan, {h: total / len(hosts) for h in hosts}, direction), StepProbe()
+
+
+def _links(plan: SmokePlan, values: dict[tuple[str, str], list[float]], limit: int = 2):
+    two = SmokePlan(**{**plan.__dict__, "clients": plan.clients[:2]})
+    script = Script(two, values)
+    chosen, results = measure_links(two, script, limit, lambda _: None, lambda _: None)
+    return script, chosen, {r.check: r for r in results}
+
+
+def test_only_the_link_that_missed_is_measured_again_and_passes_on_its_second_reading(plan: SmokePlan) -> None:
+    script, _, checks = _links(plan, {("smdgx01", "read"): [150, 246]})
+    assert script.labels.count("link/read/smdgx01:data0") == 2 and len(script.labels) == 5
+    read = checks["link/read/smdgx01:data0"]
+    assert read.status is Status.PASS and [r["value"] for r in read.data["readings"]] == [150, 246]
+    assert checks["link/write/smdgx01:data0"].data["remeasured"] == 0
+    assert checks["outlier/read"].status is Status.PASS  # judged on the deciding reading, not the low one
+
+
+def test_a_link_that_stays_low_fails_after_the_limit_with_every_reading(plan: SmokePlan) -> None:
+    script, _, checks = _links(plan, {("smdgx01", "read"): [150, 152, 149]})
+    assert script.labels.count("link/read/smdgx01:data0") == 3
+    read = checks["link/read/smdgx01:data0"]
+    assert read.status is Status.FAIL and [r["value"] for r in read.data["readings"]] == [150, 152, 149]
+    assert read.data["measured_bps"] == 152_000_000  # the best reading is reported
+    outlier = checks["outlier/read/smdgx01:data0"]
+    assert outlier.status is Status.FAIL and len(outlier.data["readings"]) == 3
+
+
+def test_an_outlier_above_the_floor_is_measured_again(plan: SmokePlan) -> None:
+    """226 Mbit/s meets the floor (90.4%) but not 93% of the best link's 247: noise, by its second reading."""
+    script, _, checks = _links(plan, {("smdgx02", "write"): [226, 246]})
+    assert script.labels.count("link/write/smdgx02:data0") == 2 and len(script.labels) == 5
+    assert "outlier/write/smdgx02:data0" not in checks and checks["outlier/write"].status is Status.PASS
+    assert [r["value"] for r in checks["link/write/smdgx02:data0"].data["readings"]] == [226, 246]
+
+
+def test_no_re_measurement_with_a_limit_of_zero(plan: SmokePlan) -> None:
+    script, _, checks = _links(plan, {("smdgx01", "read"): [150, 246]}, limit=0)
+    assert len(script.labels) == 4 and checks["link/read/smdgx01:data0"].status is Status.FAIL
+
+
+def test_a_scaling_step_below_the_floor_is_measured_again_against_the_same_t1(plan: SmokePlan) -> None:
+    script = Script(plan, {("smdgx01", "read"): [247], ("n3", "read"): [600, 735]})
+    links, _ = measure_links(plan, script, 2, lambda _: None, lambda _: None)
+    script.labels.clear()
+    verdict, results = measure_scaling(plan, script, links, 2, lambda _: None, lambda _: None)
+    assert script.labels == ["scaling/2", "scaling/3", "scaling/3"]  # step 1 is the link's read, reused
+    checks = {r.check: r for r in results}
+    step3 = checks["scaling/step003"]
+    assert step3.status is Status.PASS and [r["value"] for r in step3.data["readings"]] == [600, 735]
+    assert "E = 0.810" in step3.message and verdict.knee is None
+    assert checks["scaling/linear"].status is Status.PASS

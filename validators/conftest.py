@@ -8,7 +8,8 @@ built (connection overrides of the lab, filters, progress). By hand::
 
 Fixtures the validators use: ``node`` / ``nic`` / ``drive`` / ``sysctl`` / ``package`` /
 ``attribute`` (hosts and their parts), ``switch`` / ``port``, ``probe`` (the host's captured
-command outputs), ``facts`` (the switch's facts), ``ctx`` (the context) and ``verdict`` (how a
+command outputs), ``host`` (testinfra's host API on the same connection, for what the probe
+does not capture), ``facts`` (the switch's facts), ``ctx`` (the context) and ``verdict`` (how a
 test states expected and actual). Each test is one check; its id is ``target/module/test[label]``.
 """
 
@@ -44,7 +45,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("racfg", "racfg validators")
     group.addoption("--rendered", help="directory written by `racfg render SITE.yaml --out DIR`")
     group.addoption("--ssh-key", help="SSH private key for hosts whose inventory entry names none")
-    group.addoption("--known-hosts", help="known_hosts file; unknown host keys are then refused")
+    group.addoption("--known-hosts", help="known_hosts file to check host keys against instead of "
+                                          "~/.ssh/known_hosts; an unknown or changed key is refused")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -65,6 +67,13 @@ def pytest_configure(config: pytest.Config) -> None:
                               overrides=overrides, hosts_selected=[h for h in wanted if h in site.hosts] or None,
                               switches_selected=[h for h in wanted if h in site.switches] if wanted else None)
     config.stash[CTX] = ctx
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """The session's SSH connections end with it (one per host, opened by the first check that needed it)."""
+    ctx = config.stash.get(CTX, None)
+    if ctx is not None:
+        ctx.close()
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
@@ -131,6 +140,12 @@ def probe(request: pytest.FixtureRequest, ctx: ValidateContext) -> HostProbe:
     if result.error:
         raise ConnectionError(result.error)
     return result
+
+
+@pytest.fixture
+def host(request: pytest.FixtureRequest, ctx: ValidateContext) -> Any:
+    """testinfra's ``host`` for the subject's host, on the run's one SSH connection to it (racfg.hostssh)."""
+    return ctx.host(_subject(request).target)
 
 
 @pytest.fixture

@@ -18,9 +18,9 @@ from typing import Any
 import yaml
 
 from racfg.connection import NO_OVERRIDES, ConnectionOverrides
+from racfg.hostssh import HostSession, SshEndpoint
 from racfg.validate.analysis import CableEnd, CablingVerdict, NicJumbo, cabling_verdicts, jumbo_verdicts
 from racfg.validate.probe import HostProbe, PingPath, host_commands, ping_paths, run_probe
-from racfg.validate.transport import SshEndpoint, connect
 
 
 class ContextPlugin:
@@ -88,8 +88,10 @@ class ValidateContext:
     _jumbo: tuple[list[PingPath], dict[tuple[str, str], NicJumbo]] | None = None
     _cabling: dict[tuple[str, str], CablingVerdict] | None = None
     _switch_facts: dict[str, Any] | None = None
+    _sessions: dict[str, HostSession] = field(default_factory=dict)  # one per host for the whole run
     _probe_lock: threading.Lock = field(default_factory=threading.Lock)
     _switch_lock: threading.Lock = field(default_factory=threading.Lock)
+    _session_lock: threading.Lock = field(default_factory=threading.Lock)
 
     @property
     def site_name(self) -> str:
@@ -115,8 +117,28 @@ class ValidateContext:
             name=name, address=str(hv.get("ansible_host", name)), user=str(hv.get("ansible_user") or "root"),
             port=int(hv.get("ansible_port") or 22),
             key_file=self.overrides.ssh_key_for(hv.get("ansible_ssh_private_key_file")),
-            known_hosts=str(self.overrides.known_hosts) if self.overrides.known_hosts else None,
+            known_hosts=self.overrides.known_hosts,
         )
+
+    def session(self, name: str) -> HostSession:
+        """The host's SSH session (racfg.hostssh), made once per run; it connects on its first command."""
+        with self._session_lock:
+            if name not in self._sessions:
+                self._sessions[name] = HostSession(self.endpoint(name))
+            return self._sessions[name]
+
+    def host(self, name: str) -> Any:
+        """testinfra's ``host`` for a host, on its session."""
+        from racfg.validate.transport import host_on
+
+        return host_on(self.session(name))
+
+    def close(self) -> None:
+        """Close every host's session (the end of the run)."""
+        with self._session_lock:
+            sessions, self._sessions = list(self._sessions.values()), {}
+        for session in sessions:
+            session.close()
 
     def sysctl_expected(self, name: str) -> dict[str, str]:
         from racfg.validate.expectations import sysctl_settings
@@ -140,11 +162,7 @@ class ValidateContext:
         def one(name: str) -> HostProbe:
             hv = self.host_vars(name)
             commands = host_commands(hv, self.site.group_vars, sorted(self.sysctl_expected(name)))
-            host = connect(self.endpoint(name))
-            try:
-                probe = run_probe(host, name, commands, [p for p in paths if p.src_host == name])
-            finally:
-                host.backend.close()
+            probe = run_probe(self.host(name), name, commands, [p for p in paths if p.src_host == name])
             if self.on_progress:
                 self.on_progress(name, "error" if probe.error else "probed")
             return probe

@@ -15,6 +15,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from racfg.errors import CannotRunError
+
 MARK = "@@racfg-probe@@"
 
 
@@ -203,6 +205,10 @@ def run_probe(host: Any, name: str, commands: dict[str, str], pings: list[PingPa
     probe = HostProbe(name)
     try:
         result = host.run(script(commands, pings))
+    except CannotRunError as exc:  # racfg.hostssh: the host named, with the reason
+        probe.error = exc.message
+        probe.seconds = time.monotonic() - start
+        return probe
     except Exception as exc:  # paramiko/socket errors: the host's checks become errors, not a crash
         probe.error = f"cannot reach {name} over SSH: {_reason(exc)}"
         probe.seconds = time.monotonic() - start

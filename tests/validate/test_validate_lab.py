@@ -101,3 +101,47 @@ def test_validators_run_by_hand_with_pytest(site, tmp_path):
         capture_output=True, text=True, env=site.env, timeout=300, cwd=tmp_path)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
     assert " passed" in proc.stdout and "dgx02" not in proc.stdout
+
+
+def ssh_logins(site: DeployedSite, host: str) -> int:
+    """Logins sshd on ``host`` has accepted so far, from its own log (read without SSH)."""
+    out = site.lab.exec(host, ["journalctl", "-q", "--no-pager", "-o", "cat", "_COMM=sshd"]).stdout
+    return sum(line.startswith("Accepted ") for line in out.splitlines())
+
+
+def test_validate_and_smoke_share_one_ssh_layer(site, tmp_path):
+    """validate reaches each host over one SSH connection for the whole run (counted by the hosts'
+    sshd), and validate and smoke check host keys the same way (racfg.hostssh): a known_hosts file
+    whose key for a host is another host's is refused by both, naming the host."""
+    import dataclasses
+
+    from racfg.paths import validators_dir
+    from racfg.smoke.errors import MeasurementError
+    from racfg.smoke.remote import Fleet
+
+    hosts = [h.name for h in site.lab.hosts()]
+    before = {h: ssh_logins(site, h) for h in hosts}
+    assert all(before.values()), f"the hosts' sshd logs no logins: {before}"
+    code, report = site.validate()
+    assert code == 0, [r for r in report["results"] if r["status"] in ("fail", "error")]
+    assert {h: ssh_logins(site, h) - before[h] for h in hosts} == dict.fromkeys(hosts, 1)
+
+    overrides = site.lab.overrides
+    keys = [line.split(None, 1) for line in overrides.known_hosts.read_text().splitlines() if line.strip()]
+    wrong = tmp_path / "known_hosts"  # each address with the next host's key
+    wrong.write_text("".join(f"{address} {key}\n" for (address, _), (_, key)
+                             in zip(keys, keys[1:] + keys[:1], strict=True)))
+    assert site.racfg("render", str(INVENTORY), "--out", str(tmp_path / "rendered")).returncode == 0
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", str(validators_dir()), "--rendered", str(tmp_path / "rendered"),
+         "--hosts", "dgx01", "--ssh-key", str(overrides.ssh_key), "--known-hosts", str(wrong),
+         "-q", "-k", "system", "-p", "no:cacheprovider"],
+        capture_output=True, text=True, env=site.env, timeout=300, cwd=tmp_path)
+    assert proc.returncode == 1 and " passed" not in proc.stdout, proc.stdout[-3000:]
+    assert "dgx01: cannot reach" in proc.stdout and "does not match" in proc.stdout, proc.stdout[-3000:]
+    bad = dataclasses.replace(overrides, known_hosts=wrong)
+    with pytest.raises(MeasurementError, match=r"dgx01: cannot reach .*does not match"), \
+            Fleet([site.lab.host("dgx01")], bad):
+        pass
+    with Fleet([site.lab.host("dgx01")], overrides) as fleet:  # the lab's own file: accepted
+        assert fleet["dgx01"].run("hostname").stdout.strip() == "dgx01"

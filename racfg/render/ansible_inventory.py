@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from racfg.errors import UsageError
 from racfg.inventory.cluster import Cluster, ClusterHost, ClusterSwitch
+from racfg.switches.intent import IntendedSwitch, intended_from_vars
 
 
 def fabric_vars(cluster: Cluster) -> dict[str, Any]:
@@ -172,3 +174,13 @@ def inventory_tree(cluster: Cluster) -> dict[str, Any]:
             }
         }
     }
+
+
+def intended_for(cluster: Cluster, switch_name: str) -> IntendedSwitch:
+    """Intended state of one switch straight from a loaded Cluster (validate, drift, the ANTA catalog):
+    the same variables a deploy renders, read by the switch layer as the switch role reads them."""
+    if switch_name not in cluster.switches:
+        raise UsageError(f"no switch named {switch_name!r} in {cluster.display}")
+    switch = cluster.switches[switch_name]
+    fabric = {"pfc": cluster.fabric.pfc, "roce": cluster.fabric.roce, "switch_mtu": cluster.fabric.effective_switch_mtu}
+    return intended_from_vars(switch_vars(cluster, switch)["racfg_switch"], switch_ports(cluster, switch), fabric)

@@ -94,14 +94,3 @@ def intended_from_vars(
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise UsageError(f"switch vars are incomplete or invalid: {exc}") from exc
-
-
-def intended_for(cluster: Any, switch_name: str) -> IntendedSwitch:
-    """Intended state of one switch straight from a loaded Cluster (used by validate/drift)."""
-    from racfg.render.ansible_inventory import switch_ports, switch_vars
-
-    if switch_name not in cluster.switches:
-        raise UsageError(f"no switch named {switch_name!r} in {cluster.display}")
-    switch = cluster.switches[switch_name]
-    fabric = {"pfc": cluster.fabric.pfc, "roce": cluster.fabric.roce, "switch_mtu": cluster.fabric.effective_switch_mtu}
-    return intended_from_vars(switch_vars(cluster, switch)["racfg_switch"], switch_ports(cluster, switch), fabric)

@@ -29,8 +29,8 @@ from scrapli.driver.core import EOSDriver
 
 import racfg.lab
 from racfg.lab import api
+from racfg.render.ansible_inventory import intended_for
 from racfg.switches import SwitchTarget, apply_switch, read_facts
-from racfg.switches.intent import intended_for
 from tests.switches.eos_clients import EosSwitch, run_ansible, run_anta
 
 pytestmark = pytest.mark.lab

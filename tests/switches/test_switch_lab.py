@@ -26,6 +26,7 @@ import pytest
 from netmiko import ConnectHandler
 
 import racfg.lab
+from racfg.render.ansible_inventory import intended_for
 from racfg.switches import (
     ApplyResult,
     IntendedPort,
@@ -36,7 +37,6 @@ from racfg.switches import (
     SwitchTarget,
     apply_switch,
     get_driver,
-    intended_for,
 )
 
 pytestmark = pytest.mark.lab

@@ -6,12 +6,19 @@ lab tests (test_smoke_lab.py) make one reading low on a real link and check the 
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
 from racfg.inventory import load_cluster
+from racfg.inventory.model import Reference
 from racfg.results import Status
 from racfg.smoke.judge import Reading, deciding_reading, measure_again, remeasure_notes, with_readings
 from racfg.smoke.links import measure_links
+from racfg.smoke.metrics import reference_margin, within
 from racfg.smoke.plan import Link, SmokePlan, build_plan
 from racfg.smoke.probes import StepProbe
 from racfg.smoke.scaling import measure_scaling
@@ -142,3 +149,26 @@ def test_a_scaling_step_below_the_floor_is_measured_again_against_the_same_t1(pl
     assert step3.status is Status.PASS and [r["value"] for r in step3.data["readings"]] == [600, 735]
     assert "E = 0.810" in step3.message and verdict.knee is None
     assert checks["scaling/linear"].status is Status.PASS
+
+
+@pytest.mark.parametrize(("value", "lower", "upper", "margin"), [
+    (10.0, -0.1, None, 0.1),  # 10 against 10 (-10%): 1 above its bound, a tenth of the reference
+    (9.0, -0.1, None, 0.0),  # on the bound: within
+    (8.0, -0.1, None, -0.1),
+    (10.5, -0.1, 0.1, 0.05),  # nearer the upper bound
+    (12.0, -0.1, 0.1, -0.1),  # above the upper bound misses
+    (3.0, None, None, 0.0),  # bounded on neither side: never missed
+])
+def test_reference_margin_is_the_distance_to_the_nearer_bound(value: float, lower: float | None,
+                                                              upper: float | None, margin: float) -> None:
+    ref = Reference(value=10.0, lower=lower, upper=upper, unit="GB/s")
+    assert reference_margin(value, ref) == pytest.approx(margin)
+    assert (reference_margin(value, ref) >= 0) is within(value, ref)
+
+
+def test_remeasure_is_an_option_with_its_environment_variable(tmp_path: Path) -> None:
+    """Out of range, from the command line or RACFG_REMEASURE, is a usage error (exit 2) before any connection."""
+    for args, env in ((["--remeasure", "11"], {}), ([], {"RACFG_REMEASURE": "-1"})):
+        proc = subprocess.run([sys.executable, "-m", "racfg", "smoke", str(INVENTORY), *args], capture_output=True,
+                              text=True, timeout=60, env={**os.environ, **env, "RACFG_STATE_DIR": str(tmp_path)})
+        assert proc.returncode == 2 and "--remeasure" in proc.stderr, proc.stderr

@@ -21,7 +21,8 @@ from racfg.inventory.loader import load_cluster
 from racfg.lab import drives, fabric, image, limits, lldpd, machines, names, prereq, repo, switches, timeserver
 from racfg.lab.netns import create_netns
 from racfg.lab.sh import log, run
-from racfg.lab.state import CableState, HostState, LabState, SwitchState, load_state, save_state, site_dir
+from racfg.lab.state import (CableState, HostState, LabState, SwitchState, load_state, no_lab_running, save_state,
+                             site_dir)
 from racfg.lab.teardown import teardown_site
 from racfg.locking import site_lock
 from racfg.paths import lab_root
@@ -305,7 +306,7 @@ def down(path: str | Path | None = None, *, site: str | None = None) -> list[str
 
 def restore_limits() -> list[str]:
     """Once the last lab is down, put back the sysctls ``lab up`` raised (notes of what was)."""
-    notes = limits.restore(lab_root(), lambda: limits.no_lab_running(lab_root()))
+    notes = limits.restore(lab_root(), lambda: no_lab_running(lab_root()))
     for note in notes:
         log.warning("%s", note)
     return notes

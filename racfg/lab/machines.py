@@ -20,7 +20,7 @@ from pathlib import Path
 
 from racfg.errors import CannotRunError
 from racfg.lab import repo
-from racfg.lab.limits import boot_failure_cause
+from racfg.lab.bootlog import boot_failure_cause
 from racfg.lab.netns import kill_netns_processes, netns_pids
 from racfg.lab.sh import ok, run
 from racfg.lab.state import HostState

@@ -7,6 +7,7 @@ finds the lab's resources by name (see names.py), so a lost state file leaves no
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 from dataclasses import asdict, dataclass, field
@@ -118,3 +119,22 @@ def known_sites() -> list[str]:
     if not root.is_dir():
         return []
     return sorted(p.parent.name for p in root.glob("*/state.json"))
+
+
+def no_lab_running(root: Path) -> bool:
+    """True when no lab of any site is up or being built: no state file under ``root``, no
+    ``rf-`` namespace on the machine (labs of other lab roots count too), no held site lock."""
+    from racfg.lab.names import NETNS_PREFIX
+    from racfg.lab.netns import list_netns
+
+    if any(root.glob("*/state.json")) or any(ns.startswith(NETNS_PREFIX) for ns in list_netns()):
+        return False
+    for lock in root.glob("*-lab.lock"):
+        fd = os.open(lock, os.O_RDWR)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # released with the fd below
+        except BlockingIOError:
+            return False  # a lab up (or down) of that site is running now
+        finally:
+            os.close(fd)
+    return True

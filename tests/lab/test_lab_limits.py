@@ -17,6 +17,8 @@ import pytest
 
 from racfg.errors import CannotRunError
 from racfg.lab import limits
+from racfg.lab.bootlog import boot_failure_cause
+from racfg.lab.state import no_lab_running
 
 STOCK = {  # a fresh Debian/Ubuntu machine
     "fs.inotify.max_user_instances": 128,
@@ -210,7 +212,7 @@ def test_a_held_site_lock_means_a_lab_is_being_built(tmp_path: Path) -> None:
     from racfg.locking import site_lock
 
     with site_lock(tmp_path, "pod64", "lab"):
-        assert limits.no_lab_running(tmp_path) is False
+        assert no_lab_running(tmp_path) is False
 
 
 # nspawn's log of a machine whose systemd could not get an inotify instance (the last boot of
@@ -229,13 +231,13 @@ Attempted to remove disk file system under "/run/systemd/nspawn/propagate/rf-pod
 
 
 def test_boot_failure_names_the_cause_not_the_epilogue() -> None:
-    cause, fix = limits.boot_failure_cause(BOOT_LOG)
+    cause, fix = boot_failure_cause(BOOT_LOG)
     assert cause == ("Failed to allocate manager object: Too many open files"
                      " | [!!!!!!] Failed to allocate manager object.")
     assert fix is not None and "sysctl -w fs.inotify.max_user_instances=1024" in fix
 
 
 def test_boot_failure_without_a_known_cause_shows_the_last_lines() -> None:
-    cause, fix = limits.boot_failure_cause("Spawning container x\nsomething odd\nExiting PID 1...\n")
+    cause, fix = boot_failure_cause("Spawning container x\nsomething odd\nExiting PID 1...\n")
     assert cause == "Spawning container x | something odd | Exiting PID 1..."
     assert fix is None

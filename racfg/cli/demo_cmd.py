@@ -1,8 +1,13 @@
-"""``racfg demo``: the main job end to end on the virtual lab (what `make demo` runs)."""
+"""``racfg demo``: the main job end to end on the virtual lab (what `make demo` runs).
+
+The demo tells the whole story a user needs before trusting racfg with a site: the lab is built,
+the reference architecture deployed, the result accepted by validate (which includes the
+jumbo-frame matrix), measured by a short smoke, and written as one HTML report; the last lines
+summarise each step. The lab is reached through the provider (cli/providers.py) like every command.
+"""
 
 from __future__ import annotations
 
-import os
 from dataclasses import replace
 from pathlib import Path
 
@@ -10,56 +15,15 @@ import typer
 
 from racfg.cli.app import app
 from racfg.cli.deploy_cmd import RecapFormat, refuse_policy_errors, report
-from racfg.cli.inventory_cmd import INVENTORY_ARG
-from racfg.cli.providers import announce_substitutions, overrides_for
-from racfg.console import print_table, say
-from racfg.deploy.command import DeployOptions, run_deploy
+from racfg.cli.options import INVENTORY_ARG
+from racfg.cli.providers import announce_substitutions, lab_down, lab_passwords_for_unset_env, lab_up, overrides_for
+from racfg.console import say
+from racfg.deploy.command import DeployOptions, DeployOutcome, run_deploy
 from racfg.errors import EXIT_CODES_HELP, ExitCode
-from racfg.inventory import Cluster, load_cluster
-
-
-def jumbo_checks(cluster: Cluster) -> list[list[str]]:
-    """From every dgx host, a don't-fragment ping at the full host MTU to every storage data address."""
-    from racfg.lab import lab_exec
-
-    rows = []
-    size = cluster.fabric.effective_host_mtu - 28
-    for dgx in cluster.role("dgx"):
-        for storage in cluster.role("storage"):
-            for nic in storage.nics:
-                result = lab_exec(cluster.name, dgx.name,
-                                  ["ping", "-M", "do", "-c", "1", "-W", "2", "-s", str(size), str(nic.address.ip)])
-                ok = result.returncode == 0
-                rows.append([dgx.name, f"{storage.name}:{nic.name}", str(nic.address.ip), f"{size + 28}",
-                             "pass" if ok else "FAIL"])
-    return rows
-
-
-def lab_passwords_for_unset_env(cluster: Cluster) -> tuple[list[str], list[str]]:
-    """Fill each unset ``password_env`` of the inventory's switches with the lab switch's generated password,
-    in this process only, and say so. Returns the substitution lines and, for the other commands,
-    the shell line that exports each such variable from the lab's password file.
-
-    An example written for real switches names an environment variable for each switch password;
-    the lab's switch accepts only the password the lab generated, and the product never replaces
-    an inventory's own credential source. `racfg demo` is the one command meant to run any
-    inventory on the lab as is, so it, not the product, hands the lab's password to the variable;
-    for validate, drift and smoke the user sets the variable, and the exact line is printed at the
-    end so that nobody has to find the variable's name or the lab's password file.
-    """
-    from racfg.lab import switch_password
-    from racfg.lab.state import site_dir
-    from racfg.lab.switches import switch_dir
-
-    lines, exports = [], []
-    for name, switch in cluster.switches.items():
-        var = switch.spec.credentials.password_env
-        if var and not os.environ.get(var):
-            os.environ[var] = switch_password(cluster.name, name)
-            lines.append(f"switch {name} password: {var} is not set: this run uses the lab switch's generated "
-                         "password")
-            exports.append(f"export {var}=$(cat {switch_dir(site_dir(cluster.name), name) / 'password'})")
-    return lines, exports
+from racfg.inventory import load_cluster
+from racfg.paths import state_dir
+from racfg.results import Report, Status
+from racfg.results.render import print_report, write_reports
 
 
 @app.command(epilog=EXIT_CODES_HELP)
@@ -67,38 +31,106 @@ def demo(
     inventory: Path = INVENTORY_ARG,
     keep: bool = typer.Option(True, "--keep/--down", envvar="RACFG_DEMO_KEEP",
                               help="Leave the lab up afterwards to explore it (default), or remove it."),
+    smoke: bool = typer.Option(True, "--smoke/--no-smoke", envvar="RACFG_DEMO_SMOKE",
+                               help="Run the short smoke after validate (default), or leave it out."),
 ) -> None:
-    """Build the virtual lab of INVENTORY, deploy the reference architecture onto it, summarise.
+    """Build the virtual lab of INVENTORY, deploy the reference architecture, validate it, smoke it, report.
 
-    Runs `racfg lab up`, `racfg deploy --yes` and a jumbo-frame check from every GPU server to
-    every storage node. Safe to run again: the lab is reused and the deploy changes nothing.
-    What the lab replaces (inbox OFED for MLNX_OFED, unchecked drive models, Ethernet stand-ins
-    for InfiniBand NICs) is printed before the deploy and kept in its run record.
+    Runs `racfg lab up`, `racfg deploy --yes`, `racfg validate` and a short `racfg smoke`, writes one
+    HTML report of validate and smoke, and ends with a summary. Safe to run again: the lab is reused
+    and the deploy changes nothing. What the lab replaces (inbox OFED for MLNX_OFED, unchecked drive
+    models, Ethernet stand-ins for InfiniBand NICs) is printed before the deploy and kept in its run record.
     """
-    from racfg import lab
+    from racfg.smoke.command import SmokeOptions, run_smoke  # iperf3 plumbing and pytest: only here
+    from racfg.validate.command import ValidateOptions, run_validate
 
     cluster = load_cluster(inventory)
     refuse_policy_errors(cluster, force=False)
-    say(f"== 1/3 lab up {inventory}")
-    built = lab.up(inventory, progress=lambda text: say(f"lab: {text}"))
-    say(f"lab {cluster.name}: " + ("built" if built.changed else "already up, reused"))
-    overrides = overrides_for(cluster)
+    steps = 4 if smoke else 3
+    say(f"== 1/{steps} lab up {inventory}")
+    built = lab_up(inventory, progress=lambda text: say(f"lab: {text}"))
+    say(f"lab {cluster.name}: " + ("built" if built else "already up, reused"))
     password_lines, exports = lab_passwords_for_unset_env(cluster)
+    overrides = overrides_for(cluster)
     overrides = replace(overrides, substitutions=(*overrides.substitutions, *password_lines))
     announce_substitutions(overrides)
-    say(f"== 2/3 deploy {inventory}")
+    say(f"== 2/{steps} deploy {inventory}")
     outcome = run_deploy(cluster, DeployOptions(), overrides=overrides)
     report(outcome, RecapFormat.table, show_diff=False)
-    say("== 3/3 jumbo frames end to end (ping -M do at the host MTU, dgx -> storage)")
-    rows = jumbo_checks(cluster) if outcome.exit_code == ExitCode.OK else []
-    if rows:
-        print_table(None, ["from", "to", "address", "bytes", "result"], rows)
-    failed = [r for r in rows if r[-1] != "pass"]
-    totals = outcome.totals
+    reports: list[Report] = []
+    if outcome.exit_code == ExitCode.OK:
+        say(f"== 3/{steps} validate {inventory}")
+        validated, _ = run_validate(cluster, ValidateOptions(None, [], []), overrides)
+        _show(validated)
+        reports.append(validated)
+        if smoke:
+            say(f"== 4/{steps} smoke {inventory} (short: the lab's line rate, a few seconds per measurement)")
+            out = state_dir() / "demo" / cluster.name / "smoke"
+            out.mkdir(parents=True, exist_ok=True)
+            measured = run_smoke(cluster, overrides, SmokeOptions(), out)
+            _show(measured)
+            reports.append(measured)
+    report_dir = _write_report(cluster.name, reports)
     say("")
-    say(f"summary: {len(cluster.hosts)} hosts and {len(cluster.switches)} switch(es) deployed: "
-        f"changed={totals['changed']} failed={totals['failed']} unreachable={totals['unreachable']}; "
-        f"jumbo frames {len(rows) - len(failed)}/{len(rows)} paths pass")
+    for line in summary_lines(outcome, reports):
+        say(line)
+    if report_dir is not None:
+        say(f"report: {report_dir / 'report.html'}")
+    _after(inventory, keep, exports)
+    codes = [outcome.exit_code, *(r.exit_code() for r in reports)]
+    raise typer.Exit(int(max(codes)))
+
+
+def _show(rep: Report) -> None:
+    """A clean step in one line (its skips, each with its reason, are in the report); a failing one in full."""
+    if rep.exit_code() == ExitCode.OK:
+        say(f"{rep.command}: {rep.summary_line()}; every result, each skip with its reason, in the report")
+    else:
+        print_report(rep)
+
+
+def _write_report(site: str, reports: list[Report]) -> Path | None:
+    """One report of validate and smoke together (``.racfg/demo/SITE/report.html`` and its siblings)."""
+    if not reports:
+        return None
+    merged = Report(command="demo", site=site, results=[r for rep in reports for r in rep.results],
+                    elapsed=sum(r.elapsed for r in reports),
+                    notes=[n for rep in reports for n in rep.notes],
+                    attachments=[a for rep in reports for a in rep.attachments])
+    out = state_dir() / "demo" / site
+    write_reports(merged, out)
+    return out
+
+
+def summary_lines(outcome: DeployOutcome, reports: list[Report]) -> list[str]:
+    """One line per step: deploy counts, validate's verdicts, links against line rate, scaling."""
+    totals = outcome.totals
+    changes = "no changes" if totals["changed"] == 0 else f"changed={totals['changed']}"
+    lines = [f"summary: deploy {changes} failed={totals['failed']} unreachable={totals['unreachable']}"]
+    for rep in reports:
+        counts = rep.counts()
+        lines.append(f"summary: {rep.command}: {counts['pass']} passed, {counts['fail']} failed, "
+                     f"{counts['skip']} skipped, {counts['error']} errors")
+        if rep.command == "smoke":
+            lines += _smoke_figures(rep)
+    return lines
+
+
+def _smoke_figures(rep: Report) -> list[str]:
+    shares = [r.data["share_of_line"] for r in rep.results
+              if r.status in (Status.PASS, Status.FAIL) and "share_of_line" in r.data]
+    efficiency = [m["value"] for r in rep.results for m in r.data.get("metrics", [])
+                  if m["name"].startswith("scaling.efficiency.")]
+    lines = []
+    if shares:
+        lines.append(f"summary: links at {min(shares):.1%}-{max(shares):.1%} of line rate ({len(shares)} measured)")
+    if efficiency:
+        lines.append(f"summary: scaling efficiency {min(efficiency):.2f} at worst "
+                     f"({len(efficiency)} steps)")
+    return lines
+
+
+def _after(inventory: Path, keep: bool, exports: list[str]) -> None:
     if keep:
         say(f"the lab stays up: `racfg lab status {inventory}`, `racfg lab exec dgx01 -- ip -br addr`, "
             f"and `racfg lab down {inventory}` (or `make demo-down`) to remove it")
@@ -106,7 +138,5 @@ def demo(
             say("before `racfg validate`, `drift`, `smoke` or `deploy` on this lab, set the switch password "
                 "variable(s) the inventory names: " + "; ".join(exports))
     else:
-        lab.down(inventory)
+        lab_down(inventory)
         say("lab removed")
-    code = outcome.exit_code if outcome.exit_code != ExitCode.OK else (ExitCode.FINDINGS if failed else ExitCode.OK)
-    raise typer.Exit(int(code))

@@ -7,6 +7,10 @@ never ask the lab themselves, so the product runs the same with or without a lab
 
 from __future__ import annotations
 
+import os
+from collections.abc import Callable
+from pathlib import Path
+
 from racfg.connection import NO_OVERRIDES, ConnectionOverrides
 from racfg.inventory import Cluster
 
@@ -33,3 +37,43 @@ def announce_substitutions(overrides: ConnectionOverrides, to_stderr: bool = Fal
             print(f"{overrides.provider}: {line}", file=sys.stderr)
         else:
             say(f"{overrides.provider}: {line}")
+
+
+def lab_up(inventory: Path, progress: Callable[[str], None]) -> bool:
+    """Build (or confirm) the lab of ``inventory``; True when something was built."""
+    from racfg import lab
+
+    return lab.up(inventory, progress=progress).changed
+
+
+def lab_down(inventory: Path) -> None:
+    from racfg import lab
+
+    lab.down(inventory)
+
+
+def lab_passwords_for_unset_env(cluster: Cluster) -> tuple[list[str], list[str]]:
+    """Fill each unset ``password_env`` of the inventory's switches with the lab switch's generated password,
+    in this process only, and say so. Returns the substitution lines and, for the other commands,
+    the shell line that exports each such variable from the lab's password file.
+
+    An example written for real switches names an environment variable for each switch password;
+    the lab's switch accepts only the password the lab generated, and the product never replaces
+    an inventory's own credential source. `racfg demo` is the one command meant to run any
+    inventory on the lab as is, so it, not the product, hands the lab's password to the variable;
+    for validate, drift and smoke the user sets the variable, and the exact line is printed at the
+    end so that nobody has to find the variable's name or the lab's password file.
+    """
+    from racfg.lab import switch_password
+    from racfg.lab.state import site_dir
+    from racfg.lab.switches import switch_dir
+
+    lines, exports = [], []
+    for name, switch in cluster.switches.items():
+        var = switch.spec.credentials.password_env
+        if var and not os.environ.get(var):
+            os.environ[var] = switch_password(cluster.name, name)
+            lines.append(f"switch {name} password: {var} is not set: this run uses the lab switch's generated "
+                         "password")
+            exports.append(f"export {var}=$(cat {switch_dir(site_dir(cluster.name), name) / 'password'})")
+    return lines, exports

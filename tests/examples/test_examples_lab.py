@@ -4,7 +4,8 @@ One small inventory per fabric of the same shape as its example (2 dgx + 2 stora
 MLNX_OFED pin, drive models, switch platform and password_env): Ethernet/Onyx (ra-ethernet),
 Ethernet/EOS (ra-arista, modular port names, two rails), InfiniBand (ra-infiniband). Per fabric,
 one lab (module scope, torn down after its tests): `racfg demo` converges with the substitutions
-printed once, a second deploy of the substituted roles changes nothing, and validate is clean
+printed once, validates, smokes and ends with its summary and report (again: no changes), a
+second deploy of the substituted roles changes nothing, and validate is clean
 with the lab's skips saying why. bench/examples.py runs the full-size examples end to end.
 """
 
@@ -80,7 +81,19 @@ def test_demo_converges_and_prints_each_substitution_once(example: Example):
     assert "failed=0 unreachable=0" in result.stdout
     for line in SUBSTITUTED[example.inventory.name]:
         assert sum(line in text for text in result.stdout.splitlines()) == 1, (line, out[:3000])
-    assert "jumbo frames 4/4 paths pass" in result.stdout or "jumbo frames 8/8 paths pass" in result.stdout
+    summary = [line for line in result.stdout.splitlines() if line.startswith("summary: ")]
+    assert summary[0].startswith("summary: deploy changed=") and "failed=0 unreachable=0" in summary[0], summary
+    validate = next(line for line in summary if line.startswith("summary: validate: "))
+    assert " 0 failed," in validate and " 0 errors" in validate and int(validate.split()[2]) > 50, validate
+    smoke = next(line for line in summary if line.startswith("summary: smoke: "))
+    assert " 0 failed," in smoke and " 0 errors" in smoke, smoke
+    assert any(line.startswith("summary: links at ") for line in summary), summary
+    assert any(line.startswith("summary: scaling efficiency ") for line in summary), summary
+    report = Path(result.stdout.split("report: ", 1)[1].split()[0])
+    assert report.name == "report.html" and "jumbo_frames" in report.read_text()
+    rerun = example.racfg("demo", str(example.inventory), "--no-smoke")
+    assert rerun.returncode == 0, (rerun.stdout + rerun.stderr)[-4000:]
+    assert "summary: deploy no changes failed=0 unreachable=0" in rerun.stdout, rerun.stdout[-3000:]
 
 
 def test_second_deploy_of_the_substituted_roles_changes_nothing(example: Example):

@@ -11,7 +11,8 @@ import typer
 
 from racfg.cli import options as opts
 from racfg.cli.app import app
-from racfg.cli.inventory_cmd import INVENTORY_ARG, finding_text
+from racfg.cli.inventory_cmd import finding_text
+from racfg.cli.options import INVENTORY_ARG
 from racfg.cli.providers import announce_substitutions, overrides_for
 from racfg.console import say
 from racfg.deploy.command import DeployOptions, DeployOutcome, run_deploy

@@ -9,9 +9,8 @@ import typer
 
 from racfg.cli import options as opts
 from racfg.cli.app import app
-from racfg.cli.inventory_cmd import INVENTORY_ARG
+from racfg.cli.options import FORMAT_OPTION, INVENTORY_ARG, LIMIT_OPTION, OUTPUT_OPTION, ResultFormat
 from racfg.cli.providers import overrides_for
-from racfg.cli.reporting import FORMAT_OPTION, LIMIT_OPTION, OUTPUT_OPTION, ResultFormat
 from racfg.connection import ConnectionOverrides
 from racfg.console import is_tty, print_table, say
 from racfg.drift.command import DriftOptions, accept, list_baselines, run_drift

@@ -11,6 +11,7 @@ import typer
 
 from racfg.cli import options as opts
 from racfg.cli.app import app
+from racfg.cli.options import INVENTORY_ARG
 from racfg.console import markdown_table, print_table, say
 from racfg.errors import EXIT_CODES_HELP, ExitCode
 from racfg.inventory import Cluster
@@ -18,9 +19,6 @@ from racfg.inventory.model import Inventory
 from racfg.policy import RULES, BandwidthBudget, Finding, bandwidth_budget, evaluate
 from racfg.render import write_rendered
 from racfg.summary import bill_of_materials, cabling
-
-INVENTORY_ARG = typer.Argument(..., help="Inventory YAML file (see inventory/ for examples).",
-                               envvar="RACFG_INVENTORY", show_default=False)
 
 
 class CheckFormat(StrEnum):

@@ -1,5 +1,6 @@
-"""The command-line checks every command shares: an option that names something must name
-something that exists, and an output directory must be writable, before anything runs.
+"""The arguments and options several commands share: their declarations, and the checks that an
+option that names something names something that exists, and that an output directory is writable,
+before anything runs.
 
 Why up front: a tag that names no role made deploy connect to every host and run nothing; an
 unwritable ``--output`` failed after a whole validate run, as an "internal error". Each refusal
@@ -14,15 +15,38 @@ import re
 import tempfile
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
+from enum import StrEnum
 from pathlib import Path
 from typing import Any, NoReturn
 
+import typer
 import yaml
 
 from racfg.errors import RacfgError, UsageError
 from racfg.inventory import Cluster, load_cluster
 from racfg.paths import playbooks_dir, roles_dir, validators_dir
 from racfg.validate import CATEGORIES
+
+INVENTORY_ARG = typer.Argument(..., help="Inventory YAML file (see inventory/ for examples).",
+                               envvar="RACFG_INVENTORY", show_default=False)
+
+
+class ResultFormat(StrEnum):
+    table = "table"
+    json = "json"
+    junit = "junit"
+    md = "md"
+    csv = "csv"
+
+
+FORMAT_OPTION = typer.Option(ResultFormat.table, "--format", "-f", envvar="RACFG_FORMAT",
+                             help="Results on stdout as a table, JSON, JUnit XML, Markdown or CSV.")
+OUTPUT_OPTION = typer.Option(None, "--output", "-o", envvar="RACFG_OUTPUT",
+                             help="Also write results.json, report.xml, report.md, report.csv and a "
+                                  "self-contained report.html into this directory.")
+LIMIT_OPTION = typer.Option(None, "--limit", "-l", envvar="RACFG_LIMIT",
+                            help="Hosts, switches or groups (dgx, storage, switches), comma separated; globs.")
+VERBOSE_OPTION = typer.Option(False, "--verbose", "-v", envvar="RACFG_VERBOSE", help="List passing checks too.")
 
 # Ansible's own tag names: valid in --tags/--skip-tags whatever the playbooks define.
 SPECIAL_TAGS = ("all", "always", "never", "tagged", "untagged")

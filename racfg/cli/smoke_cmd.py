@@ -10,9 +10,9 @@ import typer
 
 from racfg.cli import options as opts
 from racfg.cli.app import app
-from racfg.cli.inventory_cmd import INVENTORY_ARG
+from racfg.cli.options import FORMAT_OPTION, INVENTORY_ARG, OUTPUT_OPTION, VERBOSE_OPTION, ResultFormat
 from racfg.cli.providers import overrides_for
-from racfg.cli.reporting import FORMAT_OPTION, OUTPUT_OPTION, VERBOSE_OPTION, ResultFormat, emit
+from racfg.cli.reporting import emit
 from racfg.console import is_tty, say
 from racfg.errors import ExitCode, UsageError
 from racfg.run_record import RunRecord

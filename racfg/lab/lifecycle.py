@@ -18,11 +18,33 @@ from pathlib import Path
 from racfg.errors import CannotRunError, RacfgError, UsageError
 from racfg.inventory.cluster import Cluster
 from racfg.inventory.loader import load_cluster
-from racfg.lab import drives, fabric, image, limits, lldpd, machines, names, prereq, repo, switches, timeserver
+from racfg.lab import (
+    drives,
+    fabric,
+    httpserver,
+    image,
+    limits,
+    lldpd,
+    machines,
+    mlnxofed,
+    names,
+    prereq,
+    repo,
+    switches,
+    timeserver,
+)
 from racfg.lab.netns import create_netns
 from racfg.lab.sh import log, run
-from racfg.lab.state import (CableState, HostState, LabState, SwitchState, load_state, no_lab_running, save_state,
-                             site_dir)
+from racfg.lab.state import (
+    CableState,
+    HostState,
+    LabState,
+    SwitchState,
+    load_state,
+    no_lab_running,
+    save_state,
+    site_dir,
+)
 from racfg.lab.teardown import teardown_site
 from racfg.locking import site_lock
 from racfg.paths import lab_root
@@ -61,6 +83,8 @@ def _check_labbable(cluster: Cluster) -> None:
                 problems.append(f"{host.name} {nic.name}: interface names are at most 15 characters")
     if not cluster.hosts:
         problems.append("the inventory has no hosts")
+    if (served := mlnxofed.source_problem(cluster)) is not None:
+        problems.append(served)
     if problems:
         raise UsageError(f"{cluster.display}: cannot build a lab: " + "; ".join(problems),
                          hint="`racfg check` shows the inventory's problems with line numbers")
@@ -110,7 +134,7 @@ def up(path: str | Path, *, scale_mbit_per_100g: int = fabric.DEFAULT_SCALE_MBIT
                     f"a lab of site {site} is already up from a different inventory or scale ({existing.inventory})",
                     hint=f"run `racfg lab down {existing.inventory}` first",
                 )
-            return _converge(existing, say)
+            return _converge(existing, cluster, say)
         if existing is not None or site_dir(site).exists():
             say(f"removing the remains of an earlier lab of site {site}")
             teardown_site(site)
@@ -119,7 +143,7 @@ def up(path: str | Path, *, scale_mbit_per_100g: int = fabric.DEFAULT_SCALE_MBIT
         return _build(cluster, Path(path), inv_hash, scale_mbit_per_100g, say)
 
 
-def _converge(state: LabState, say: Progress) -> UpResult:
+def _converge(state: LabState, cluster: Cluster, say: Progress) -> UpResult:
     """A lab already up: restart what was stopped, change nothing else."""
     changed = False
     directory = site_dir(state.site)
@@ -136,15 +160,28 @@ def _converge(state: LabState, say: Progress) -> UpResult:
                 changed = changed or pid is not None
         if not lldpd.is_up(sw) and lldpd.start(sw, switches.switch_dir(directory, sw.name)) is not None:
             changed = True
-    if timeserver.running_pid(directory) is None:
-        say("starting the lab's time server")
-        timeserver.start(directory, state.mgmt_gateway.split("/")[0])
+    _start_services(directory, cluster, say)
     if changed:
         save_state(state)
         machines.wait_ssh(list(state.hosts.values()), SSH_TIMEOUT, directory / "logs")
         switches.wait_cli([s for s in state.switches.values() if s.pid], 30, directory)
     say(f"lab {state.site} is up" + ("" if changed else " (nothing changed)"))
     return UpResult(state.site, changed, {}, state)
+
+
+def _start_services(directory: Path, cluster: Cluster, say: Progress) -> None:
+    """The servers the lab runs for its hosts on the management gateway (idempotent): the time
+    server always, the HTTP server when the inventory's MLNX_OFED URL names the gateway."""
+    gateway = str(fabric.mgmt_gateway(cluster).ip)
+    if timeserver.SERVICE.running_pid(directory) is None:
+        say("starting the lab's time server")
+        timeserver.start(directory, gateway)
+    served = mlnxofed.lab_source(cluster)
+    if served is not None:
+        mlnxofed.publish(httpserver.root(directory), served)
+        if httpserver.SERVICE.running_pid(directory) is None:
+            say(f"serving a stand-in MLNX_OFED {served.release} at {served.url}")
+            httpserver.start(directory, served.address, served.port)
 
 
 def _build(cluster: Cluster, path: Path, inv_hash: str, scale: int, say: Progress) -> UpResult:
@@ -183,7 +220,7 @@ def _build(cluster: Cluster, path: Path, inv_hash: str, scale: int, say: Progres
         )
         save_state(state)
         fabric.setup_mgmt_bridge(site, gateway)
-        timeserver.start(directory, str(gateway.ip))
+        _start_services(directory, cluster, say)
         prefixlen = gateway.network.prefixlen
         mark(step)
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from racfg.inventory import Cluster
+from racfg.lab import mlnxofed
 
 # The variables the roles and validators read (documented in the roles' defaults).
 IPOIB_UNAVAILABLE = "fabric_ipoib_unavailable"  # reason IPoIB mode / IB port MTU cannot be set; "" on real hosts
@@ -39,7 +40,11 @@ def inventory_substitutions(cluster: Cluster) -> Substitutions:
     """The substitutions this inventory needs in the lab (none for what the lab can provide)."""
     subs = Substitutions()
     ofed = cluster.inventory.software.ofed
-    if ofed is not None and ofed.flavor == "mlnx":
+    served = mlnxofed.lab_source(cluster)
+    if served is not None:
+        subs.lines.append(f"MLNX_OFED {served.release} at {served.url} -> a stand-in distribution of that release "
+                          "served by the lab (its mlnxofedinstall installs an ofed_info only: no drivers)")
+    elif ofed is not None and ofed.flavor == "mlnx":
         pinned = f"MLNX_OFED {ofed.version}" if ofed.version else "MLNX_OFED"
         subs.lines.append(f"{pinned} -> the distribution's inbox RDMA stack (rdma-core): "
                           "no MLNX_OFED distribution in the lab")

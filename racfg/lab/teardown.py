@@ -17,12 +17,15 @@ import signal
 import time
 from pathlib import Path
 
-from racfg.lab import drives, names, timeserver
+from racfg.lab import drives, httpserver, names, service, timeserver
 from racfg.lab.machines import is_running
 from racfg.lab.netns import delete_netns, kill_netns_processes, list_netns, root_links
 from racfg.lab.sh import log, ok, run
 from racfg.lab.state import known_sites, load_state, site_dir
 from racfg.paths import lab_root
+
+# The servers a lab runs for its hosts (racfg.lab.service): stopped first, found by name if lost.
+LAB_SERVICES = (timeserver.SERVICE, httpserver.SERVICE)
 
 
 def _mounts_under(prefix: str) -> list[str]:
@@ -80,9 +83,10 @@ def teardown_site(site: str, grace: float = 4.0) -> list[str]:
     if state is not None:
         _terminate([h.pid for h in state.hosts.values() if h.pid], "systemd-nspawn", grace)
         _terminate([s.pid for s in state.switches.values() if s.pid], "racfg.lab.switchcli", 1.0)
-    if timeserver.stop(directory):
-        removed.append("time server")
-    timeserver.kill(timeserver.stray_pids(site))
+    for lab_service in LAB_SERVICES:
+        if lab_service.stop(directory):
+            removed.append(lab_service.label)
+        service.kill(lab_service.stray_pids(site))
     namespaces = [ns for ns in list_netns() if ns.startswith(prefix)]
     for ns in namespaces:
         kill_netns_processes(ns)
@@ -114,7 +118,8 @@ def teardown_all() -> list[str]:
     removed: list[str] = []
     for site in known_sites():
         removed += teardown_site(site)
-    timeserver.kill(timeserver.stray_pids())
+    for lab_service in LAB_SERVICES:
+        service.kill(lab_service.stray_pids())
     stray_ns = [ns for ns in list_netns() if ns.startswith(names.NETNS_PREFIX)]
     for ns in stray_ns:
         kill_netns_processes(ns)
@@ -153,7 +158,7 @@ def leftovers(site: str | None = None) -> list[str]:
     else:
         found += [f"mount {m}" for m in _lab_overlay_mounts()]
         dir_prefix = ""
-    found += [f"time server pid {pid}" for pid in timeserver.stray_pids(site)]
+    found += [f"{s.label} pid {pid}" for s in LAB_SERVICES for pid in s.stray_pids(site)]
     found += [f"loop {dev} ({back})" for back, dev in drives.loops_by_file().items()
               if back.endswith(names.DRIVE_SUFFIX) and back.startswith(dir_prefix)]
     return found

@@ -5,25 +5,23 @@ lab the inventory names the management gateway (198.18.0.1 in lab.yaml) as its t
 the lab answers there: a small SNTP server (RFC 4330 server mode) serving this machine's clock
 at stratum 2. It is real NTP on the wire: the hosts' chronyd polls it and synchronises (with -x,
 tracking without steering the container's clock). One process per lab, started by ``lab up``
-after the management bridge, its pid in ``<site dir>/timeserver.pid``, stopped by ``lab down``.
+after the management bridge, stopped by ``lab down``; run as every lab service is (racfg.lab.service).
 
 Run as ``python -m racfg.lab.timeserver ADDRESS SITE`` (the site only labels the process).
 """
 
 from __future__ import annotations
 
-import contextlib
-import os
 import signal
 import socket
 import struct
-import subprocess
 import sys
 import time
 from pathlib import Path
 
+from racfg.lab.service import LabService
+
 NTP_EPOCH_OFFSET = 2208988800  # seconds from 1900-01-01 (NTP era 0) to 1970-01-01
-PIDFILE = "timeserver.pid"
 MARKER = "racfg.lab.timeserver"
 
 
@@ -66,65 +64,12 @@ def serve(address: str, port: int = 123) -> None:
             sock.sendto(answer, peer)
 
 
+SERVICE = LabService("timeserver", MARKER, "time server")
+
+
 def start(site_dir: Path, address: str) -> int:
     """Start the lab's time server on ``address`` (idempotent: a running one is kept)."""
-    pidfile = site_dir / PIDFILE
-    pid = running_pid(site_dir)
-    if pid is not None:
-        return pid
-    log = open(site_dir / "logs" / "timeserver.log", "ab")  # noqa: SIM115 (the child keeps it)
-    proc = subprocess.Popen([sys.executable, "-m", MARKER, address, site_dir.name], stdout=log, stderr=log,
-                            stdin=subprocess.DEVNULL, start_new_session=True, close_fds=True)
-    pidfile.write_text(f"{proc.pid}\n")
-    return proc.pid
-
-
-def running_pid(site_dir: Path) -> int | None:
-    try:
-        pid = int((site_dir / PIDFILE).read_text().strip())
-        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
-    except (OSError, ValueError):
-        return None
-    return pid if MARKER in cmdline else None
-
-
-def stray_pids(site: str | None = None) -> list[int]:
-    """Time servers still running (of one site, or of any lab): for ``lab down --all`` and leftovers."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            argv = (entry / "cmdline").read_bytes().decode(errors="replace").split("\0")
-        except OSError:
-            continue
-        if MARKER in argv and (site is None or site in argv[argv.index(MARKER) + 1:]):
-            found.append(int(entry.name))
-    return found
-
-
-def kill(pids: list[int]) -> None:
-    for pid in pids:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGKILL)
-
-
-def stop(site_dir: Path) -> bool:
-    pid = running_pid(site_dir)
-    (site_dir / PIDFILE).unlink(missing_ok=True)
-    if pid is None:
-        return False
-    try:
-        os.kill(pid, signal.SIGTERM)
-        for _ in range(50):
-            if not Path(f"/proc/{pid}").exists():
-                break
-            time.sleep(0.02)
-        else:
-            os.kill(pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
-    return True
+    return SERVICE.start(site_dir, address)
 
 
 if __name__ == "__main__":

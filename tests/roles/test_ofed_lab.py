@@ -1,9 +1,9 @@
 """The ofed and weka roles on a real lab (tests/roles/ofedlab.yaml: site ofedlab, one GPU server,
 one storage server), run by plain ansible-playbook with the roles' settings as extra vars.
 
-MLNX_OFED: a fake distribution is built on the controller in the test (a MLNX_OFED_LINUX-<release>
-directory whose ``mlnxofedinstall`` installs a ``.deb`` made with dpkg-deb, which puts an
-``ofed_info`` printing that release on the host). The role really reads its release on the
+MLNX_OFED: the lab's stand-in distribution (racfg.lab.mlnxofed) is built on the controller in the
+test (a MLNX_OFED_LINUX-<release> directory whose ``mlnxofedinstall`` installs a ``.deb`` made with
+dpkg-deb, which puts an ``ofed_info`` printing that release on the host). The role really reads its release on the
 controller, copies it to the host, runs the installer, checks ``ofed_info -s`` against the pin,
 does nothing on the next run, refuses a distribution of another release naming both, fails when
 the installed release is not the pin, and under --check reports the install as "would run".
@@ -28,6 +28,7 @@ from pathlib import Path
 import labsupport as testing
 import pytest
 
+from racfg.lab import mlnxofed
 from racfg.lab.api import connection_overrides
 
 pytestmark = pytest.mark.lab
@@ -39,42 +40,11 @@ STORAGE, DGX = "ofl-stor01", "ofl-dgx01"
 
 PIN = "9.9-1.0.0.0"
 WORKDIR = "/var/tmp/racfg-mlnx-ofed"
-INSTALLER_LOG = "/var/log/racfg-fake-mlnxofedinstall.log"
-
-MLNXOFEDINSTALL = f"""#!/bin/sh
-# fake MLNX_OFED installer: installs the distribution's packages, logs how it was called
-set -e
-here=$(cd "$(dirname "$0")" && pwd)
-echo "$*" >> {INSTALLER_LOG}
-dpkg -i "$here"/DEBS/*.deb >/dev/null
-"""
-
-OFED_INFO = """#!/bin/sh
-[ "$1" = "-s" ] && echo "MLNX_OFED_LINUX-{release}:" && exit 0
-echo "MLNX_OFED_LINUX-{release} (racfg test stand-in)"
-"""
-
+INSTALLER_LOG = mlnxofed.INSTALL_LOG
 
 def fake_distribution(parent: Path, named: str, installs: str | None = None) -> Path:
-    """``parent/MLNX_OFED_LINUX-<named>-debian12-x86_64`` whose installer puts an ofed_info printing
-    ``installs`` (default: ``named``) on the host, as a real package (dpkg-deb) would."""
-    dist = parent / f"MLNX_OFED_LINUX-{named}-debian12-x86_64"
-    root = parent / f"pkg-{named}"
-    (root / "DEBIAN").mkdir(parents=True)
-    (root / "usr" / "bin").mkdir(parents=True)
-    (root / "DEBIAN" / "control").write_text(
-        f"Package: racfg-fake-mlnx-ofed\nVersion: {named.replace('-', '.')}\nArchitecture: all\n"
-        "Maintainer: racfg tests\nDescription: stand-in MLNX_OFED (ofed_info only)\n")
-    ofed_info = root / "usr" / "bin" / "ofed_info"
-    ofed_info.write_text(OFED_INFO.format(release=installs or named))
-    ofed_info.chmod(0o755)
-    (dist / "DEBS").mkdir(parents=True)
-    subprocess.run(["dpkg-deb", "--root-owner-group", "--build", str(root), str(dist / "DEBS" / "fake.deb")],
-                   check=True, capture_output=True)
-    installer = dist / "mlnxofedinstall"
-    installer.write_text(MLNXOFEDINSTALL)
-    installer.chmod(0o755)
-    return dist
+    """The lab's stand-in distribution (racfg.lab.mlnxofed) as a directory on the controller."""
+    return mlnxofed.build_distribution(parent, named, installs=installs)
 
 
 def mlnx(version: str, source: Path | str) -> dict:
@@ -131,7 +101,7 @@ def sh(lab: testing.LabHandle, host: str, command: str) -> str:
 def remove_mlnx_ofed(lab: testing.LabHandle) -> None:
     """The hosts as before any test: no fake MLNX_OFED, no copied distribution, no installer log."""
     for host in (STORAGE, DGX):
-        lab.ssh(host, f"dpkg --purge racfg-fake-mlnx-ofed >/dev/null 2>&1; rm -rf {WORKDIR} {INSTALLER_LOG}",
+        lab.ssh(host, f"dpkg --purge {mlnxofed.PACKAGE} >/dev/null 2>&1; rm -rf {WORKDIR} {INSTALLER_LOG}",
                 check=False)
 
 

@@ -1,4 +1,4 @@
-"""What a site is made of: the bill of materials (RA.md's table shape) and the cabling list."""
+"""What a site is made of: the bill of materials (the papers' table, docs/architecture.md) and the cabling list."""
 
 from __future__ import annotations
 

@@ -14,7 +14,7 @@ from racfg.catalog import ARRAY_MODELS
 from racfg.inventory import model as m
 from racfg.inventory.cluster import Cluster, ClusterHost
 
-# Storage read rate one 8-GPU server needs while training (RA.md, seed 002).
+# Storage read rate one 8-GPU server needs while training (docs/architecture.md, seed 002).
 WORKLOAD_GBYTES_PER_8_GPUS = {"resnet50": 0.8, "lenet": 2.5}
 
 

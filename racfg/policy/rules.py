@@ -1,7 +1,7 @@
 """The reference-architecture rules, one small function each.
 
 A rule reads the expanded Cluster and yields Findings; it never raises for a bad inventory.
-The rules encode the RA's facts (RA.md): MTU 9000 on Ethernet and 4096 on InfiniBand, no RoCE,
+The rules encode the RA's facts (docs/architecture.md): MTU 9000 on Ethernet and 4096 on InfiniBand, no RoCE,
 no PFC, every node on one flat fabric with one cable per data NIC, at least 8 Weka nodes.
 """
 
@@ -39,7 +39,7 @@ RULES: list[Rule] = []
 
 
 def rule(name: str, summary: str) -> Callable[[RuleFn], RuleFn]:
-    """Register a rule; ``summary`` documents it in `racfg check --list-rules` and the README."""
+    """Register a rule; ``summary`` documents it in `racfg rules` and the docs site (docs/rules.md)."""
 
     def register(fn: RuleFn) -> RuleFn:
         RULES.append(Rule(name, summary, fn))

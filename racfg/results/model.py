@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import re
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from enum import StrEnum
 from typing import Any
 
 from racfg.errors import ExitCode
+from racfg.results.problems import Problem
 
 
 class Status(StrEnum):
@@ -22,10 +23,11 @@ class Status(StrEnum):
     FAIL = "fail"  # the thing was checked and is wrong
     SKIP = "skip"  # not checked, and the message says why (never a silent pass)
     ERROR = "error"  # could not be checked (unreachable, a command failed): says what
+    INFO = "info"  # a reading recorded with nothing to compare it with: never a pass, never a failure
 
 
-# Failures first, then errors, skips, passes: the order people read a report in.
-STATUS_ORDER = {Status.FAIL: 0, Status.ERROR: 1, Status.SKIP: 2, Status.PASS: 3}
+# Failures first, then errors, skips, readings, passes: the order people read a report in.
+STATUS_ORDER = {Status.FAIL: 0, Status.ERROR: 1, Status.SKIP: 2, Status.INFO: 3, Status.PASS: 4}
 
 
 def natural_key(text: str) -> tuple[object, ...]:
@@ -64,9 +66,10 @@ class Result:
     fix: str | None = None
     seconds: float = 0.0
     data: dict[str, Any] = field(default_factory=dict)  # extra, machine-readable (measured series, diffs)
+    cause: str | None = None  # the id of the Problem that explains this result (racfg.results.problems)
 
     def __post_init__(self) -> None:
-        if self.status is Status.SKIP and not self.message:
+        if self.status in (Status.SKIP, Status.INFO) and not self.message:
             raise ValueError(f"{self.check}: a skip must say why")
         object.__setattr__(self, "status", Status(self.status))
 
@@ -80,6 +83,10 @@ class Result:
         fields = {k: data[k] for k in cls.__dataclass_fields__ if k in data}
         fields["status"] = Status(fields["status"])
         return cls(**fields)
+
+    def explained_by(self, problem_id: str | None) -> Result:
+        """This result linked to the problem that explains it (None: its own problem, or none)."""
+        return replace(self, cause=problem_id)
 
 
 @dataclass
@@ -98,6 +105,7 @@ class Report:
     meta: dict[str, Any] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     attachments: list[str] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)  # root causes, in reading order (diagnosis)
 
     def counts(self) -> dict[str, int]:
         out = {str(s): 0 for s in Status}
@@ -108,11 +116,14 @@ class Report:
     def summary_line(self) -> str:
         """``12 passed, 1 failed, 3 skipped, 0 errors in 4.2 s``."""
         c = self.counts()
-        return (f"{c['pass']} passed, {c['fail']} failed, {c['skip']} skipped, {c['error']} errors "
+        info = f", {c['info']} recorded" if c["info"] else ""
+        return (f"{c['pass']} passed, {c['fail']} failed, {c['skip']} skipped, {c['error']} errors{info} "
                 f"in {self.elapsed:.1f} s")
 
     def exit_code(self) -> ExitCode:
-        """0 nothing failed and nothing errored; 1 any failure; 3 errors only (could not check)."""
+        """0 nothing failed and nothing errored; 1 any failure; 3 errors only (could not check).
+
+        ``info`` readings count neither way: nothing was compared."""
         c = self.counts()
         if c["fail"]:
             return ExitCode.FINDINGS
@@ -139,6 +150,7 @@ class Report:
             "meta": self.meta,
             "notes": self.notes,
             "attachments": self.attachments,
+            "problems": [p.as_dict() for p in self.problems],
             "results": [r.as_dict() for r in self.results],
         }
 
@@ -147,4 +159,9 @@ class Report:
         return cls(command=data["command"], site=data["site"], started=data.get("started", ""),
                    elapsed=float(data.get("elapsed", 0.0)), meta=dict(data.get("meta", {})),
                    notes=list(data.get("notes", [])), attachments=list(data.get("attachments", [])),
-                   results=[Result.from_dict(r) for r in data.get("results", [])])
+                   results=[Result.from_dict(r) for r in data.get("results", [])],
+                   problems=[Problem.from_dict(p) for p in data.get("problems", [])])
+
+    def problem_of(self, result: Result) -> Problem | None:
+        """The problem ``result`` is the root of or a symptom of."""
+        return next((p for p in self.problems if result.check in p.checks), None)

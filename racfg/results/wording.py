@@ -18,7 +18,8 @@ from racfg.results.model import Report, Result, Status, expected_actual
 # (ANSI colour codes, stray NULs) is where they come from.
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
 
-STATUS_LABEL = {Status.FAIL: "FAIL", Status.ERROR: "ERROR", Status.SKIP: "SKIP", Status.PASS: "PASS"}
+STATUS_LABEL = {Status.FAIL: "FAIL", Status.ERROR: "ERROR", Status.SKIP: "SKIP", Status.INFO: "INFO",
+                Status.PASS: "PASS"}
 
 
 def clean(text: object) -> str:
@@ -32,7 +33,7 @@ def clean(text: object) -> str:
     return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100 else "\ufffd", out)
 
 
-_STATUS_WORD = {Status.FAIL: "failed", Status.SKIP: "skipped", Status.PASS: "passed"}
+_STATUS_WORD = {Status.FAIL: "failed", Status.SKIP: "skipped", Status.INFO: "recorded", Status.PASS: "passed"}
 
 
 def count_phrase(status: Status, count: int) -> str:

@@ -36,7 +36,7 @@ def test_json_round_trips_through_report_from_dict() -> None:
 def test_json_keys_are_sorted_and_summary_is_included() -> None:
     data = json.loads(render_report(awkward_report(), "json"))
     assert list(data) == sorted(data)
-    assert data["summary"] == {"pass": 2, "fail": 3, "skip": 1, "error": 1}
+    assert data["summary"] == {"pass": 2, "fail": 3, "skip": 1, "error": 1, "info": 0}
     assert data["exit_code"] == 1
 
 

@@ -1,0 +1,121 @@
+"""The path matrix: which NIC (or which lone path) a failing ping is put down to. Pure, unit-tested on tables.
+
+Each path gets a small ping and a DF ping at the path MTU. Small fails: the destination cannot be
+reached at all (address, link, port); small passes and DF fails: the MTU. One bad end fails every
+path through it, so the matrix is read as a whole: a destination whose inbound paths all fail is
+named once as the destination (even when its own outbound paths pass), a source whose outbound
+paths all fail likewise, and a failing path neither end explains is named as that path. A sender
+that is healthy is never the target of a failure: the old row/column reading, which named a NIC only
+when every path through it failed both ways, blamed every sender of a host that only receives badly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import StrEnum
+
+from racfg.validate.probe import PingPath
+
+End = tuple[str, str]  # (host, nic)
+
+
+class Outcome(StrEnum):
+    OK = "ok"  # small and DF pings pass
+    MTU = "mtu"  # the small ping passes, the DF ping at the MTU fails
+    UNREACHABLE = "unreachable"  # the small ping fails
+
+
+@dataclass(frozen=True)
+class PathFinding:
+    """A failure filed on one NIC: as the ``destination`` of all its inbound paths, the ``source`` of
+    all its outbound ones, ``both``, or one lone ``path`` it sends on."""
+
+    host: str
+    nic: str
+    role: str
+    outcomes: tuple[tuple[str, Outcome], ...]  # (path label, outcome) of the failing paths it explains
+
+    @property
+    def kind(self) -> Outcome:
+        kinds = {o for _, o in self.outcomes}
+        return Outcome.MTU if kinds == {Outcome.MTU} else Outcome.UNREACHABLE
+
+    def describe(self, size: int) -> str:
+        n = len(self.outcomes)
+        why = (f"small ping passes, {size + 28}-byte DF ping fails: MTU" if self.kind is Outcome.MTU
+               else "small ping fails: unreachable")
+        if self.role == "path":
+            return f"path {self.outcomes[0][0]} fails ({why})"
+        where = f"{self.host}:{self.nic}"
+        what = {"destination": f"all {n} inbound paths to {where} fail",
+                "source": f"all {n} outbound paths from {where} fail",
+                "both": f"all {n} paths into and out of {where} fail"}[self.role]
+        return f"{what} ({why})"
+
+
+@dataclass(frozen=True)
+class NicPaths:
+    """One NIC's share of the matrix: how many paths through it were measured, what is filed on it."""
+
+    host: str
+    nic: str
+    measured: int
+    findings: tuple[PathFinding, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        return not self.findings
+
+
+def attribute(paths: list[PingPath], outcomes: dict[str, Outcome | None]) -> dict[End, NicPaths]:
+    """Every NIC on a path, with the failures filed on it. ``outcomes``: path label -> outcome, None or
+    absent when the source could not be probed (such a path counts nowhere)."""
+    known = [p for p in paths if outcomes.get(p.label) is not None]
+    inbound: dict[End, list[PingPath]] = {}
+    outbound: dict[End, list[PingPath]] = {}
+    for p in known:
+        inbound.setdefault(_dst(p), []).append(p)
+        outbound.setdefault(_src(p), []).append(p)
+
+    def fails(p: PingPath) -> bool:
+        return outcomes[p.label] is not Outcome.OK
+
+    def named(side: dict[End, list[PingPath]], other: dict[End, list[PingPath]],
+              far: Callable[[PingPath], End]) -> set[End]:
+        """Ends whose every path on ``side`` fails; a lone path only when its far end passes elsewhere
+        (else the matrix cannot tell which end, and the path is named as itself)."""
+        out = set()
+        for end, ps in side.items():
+            if not all(fails(p) for p in ps):
+                continue
+            if len(ps) >= 2 or any(not fails(q) for q in other.get(far(ps[0]), []) if q is not ps[0]):
+                out.add(end)
+        return out
+
+    as_dst = named(inbound, outbound, _src)
+    as_src = named(outbound, inbound, _dst)
+    found: dict[End, list[PathFinding]] = {}
+    for end in sorted(as_dst | as_src):
+        role = "both" if end in as_dst and end in as_src else "destination" if end in as_dst else "source"
+        ps = [p for p in known if fails(p) and ((role != "source" and _dst(p) == end)
+                                                or (role != "destination" and _src(p) == end))]
+        found.setdefault(end, []).append(PathFinding(end[0], end[1], role, _outcomes(ps, outcomes)))
+    for p in known:
+        if fails(p) and _dst(p) not in as_dst and _src(p) not in as_src:
+            found.setdefault(_src(p), []).append(PathFinding(p.src_host, p.src_nic, "path", _outcomes([p], outcomes)))
+    ends = sorted({_src(p) for p in paths} | {_dst(p) for p in paths})
+    return {end: NicPaths(end[0], end[1], len(inbound.get(end, [])) + len(outbound.get(end, [])),
+                          tuple(found.get(end, ()))) for end in ends}
+
+
+def _src(p: PingPath) -> End:
+    return (p.src_host, p.src_nic)
+
+
+def _dst(p: PingPath) -> End:
+    return (p.dst_host, p.dst_nic)
+
+
+def _outcomes(ps: list[PingPath], outcomes: dict[str, Outcome | None]) -> tuple[tuple[str, Outcome], ...]:
+    return tuple((p.label, Outcome(outcomes[p.label])) for p in ps)

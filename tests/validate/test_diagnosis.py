@@ -1,0 +1,125 @@
+"""The diagnosis on tables of results: one problem per root cause, its symptoms linked, the rest alone."""
+
+from __future__ import annotations
+
+from racfg.results import Result, Status
+from racfg.validate.analysis import CableEnd
+from racfg.validate.diagnosis import diagnose
+
+CABLES = [CableEnd("sw1", "1/1", "dgx01", "data0"), CableEnd("sw1", "1/2", "dgx02", "data0"),
+          CableEnd("sw1", "1/17", "stor01", "data0"), CableEnd("sw1", "1/18", "stor02", "data0")]
+DEPLOY_SW = "racfg deploy lab.yaml --limit sw1 --tags switch"
+
+
+def fail(check: str, expected: str = "x", actual: str = "y", fix: str | None = "fix it",
+         status: Status = Status.FAIL) -> Result:
+    return Result(check.split("/")[0], check, check.split("/")[1], status, expected=expected, actual=actual, fix=fix)
+
+
+def passing(check: str) -> Result:
+    return Result(check.split("/")[0], check, check.split("/")[1], Status.PASS)
+
+
+def by_id(results: list[Result]) -> dict[str, str | None]:
+    return {r.check: r.cause for r in results}
+
+
+def test_a_port_shut_by_hand_is_one_problem_holding_all_its_symptoms() -> None:
+    results = [fail("sw1/switches/port_admin_up[1/17]", "up", "shutdown", DEPLOY_SW),
+               fail("sw1/switches/port_oper_up[1/17]", "up", "down"),
+               fail("stor01/network/carrier[data0]", "up", "no carrier"),
+               fail("sw1/switches/port_lldp_neighbour[1/17]", "stor01:data0", "(no neighbour heard)"),
+               fail("stor01/fabric/lldp_neighbour[data0]", "sw1 1/17", "(no neighbour heard)"),
+               fail("stor01/fabric/jumbo_frames[data0]"),
+               fail("sw1/switches/config_saved", "running config saved", "unsaved changes"),
+               passing("dgx01/fabric/jumbo_frames[data0]"), passing("sw1/switches/port_admin_up[1/1]")]
+    problems, linked = diagnose(results, CABLES)
+    (problem,) = problems
+    assert problem.id == "port_admin:sw1:1/17"
+    assert problem.cause == "sw1 1/17 shut down in the running config (not saved)"
+    assert problem.fix == DEPLOY_SW
+    assert problem.root == "sw1/switches/port_admin_up[1/17]"
+    assert len(problem.symptoms) == 6
+    causes = by_id(linked)
+    assert {causes[r.check] for r in results if r.status is Status.FAIL} == {problem.id}
+    assert causes["dgx01/fabric/jumbo_frames[data0]"] is None
+
+
+def test_a_failure_with_its_cause_absent_is_its_own_problem() -> None:
+    results = [fail("stor01/fabric/jumbo_frames[data0]", actual="all 5 inbound paths fail"),
+               passing("stor01/network/address[data0]")]
+    (problem,), linked = diagnose(results, CABLES)
+    assert (problem.kind, problem.root, problem.symptoms) == ("check", "stor01/fabric/jumbo_frames[data0]", ())
+    assert linked[0].cause == problem.id and linked[1].cause is None
+
+
+def test_a_moved_address_explains_the_paths_into_that_host() -> None:
+    results = [fail("stor01/network/address[data0]", "198.19.50.21/24", "198.19.50.29/24"),
+               fail("stor01/fabric/jumbo_frames[data0]")]
+    (problem,), _ = diagnose(results, CABLES)
+    assert problem.id == "address:stor01:data0"
+    assert problem.cause == "stor01:data0 has 198.19.50.29/24, the inventory says 198.19.50.21/24"
+    assert problem.symptoms == ("stor01/fabric/jumbo_frames[data0]",)
+
+
+def test_two_independent_causes_are_two_problems() -> None:
+    results = [fail("dgx01/network/mtu[data0]", "9000", "1500"), fail("dgx01/fabric/jumbo_frames[data0]"),
+               fail("dgx01/consistency/same_as_peers[nic_mtu]"),
+               fail("sw1/switches/port_mtu[1/2]", "9000", "1500", DEPLOY_SW), fail("dgx02/fabric/jumbo_frames[data0]")]
+    problems, _ = diagnose(results, CABLES)
+    assert {p.id: p.symptoms for p in problems} == {
+        "port_mtu:sw1:1/2": ("dgx02/fabric/jumbo_frames[data0]",),
+        "host_mtu:dgx01:data0": ("dgx01/fabric/jumbo_frames[data0]", "dgx01/consistency/same_as_peers[nic_mtu]")}
+
+
+def test_a_symptom_two_causes_could_explain_goes_to_the_earlier_cause() -> None:
+    """Switch port and host NIC both at MTU 1500: the path failure is filed once, under the switch port
+    (the causal order reads the switch side first); the host's MTU is still its own problem."""
+    results = [fail("dgx01/network/mtu[data0]", "9000", "1500"), fail("sw1/switches/port_mtu[1/1]", "9000", "1500"),
+               fail("dgx01/fabric/jumbo_frames[data0]")]
+    problems, linked = diagnose(results, CABLES)
+    assert [(p.id, p.symptoms) for p in problems] == [
+        ("port_mtu:sw1:1/1", ("dgx01/fabric/jumbo_frames[data0]",)), ("host_mtu:dgx01:data0", ())]
+    assert by_id(linked)["dgx01/fabric/jumbo_frames[data0]"] == "port_mtu:sw1:1/1"
+
+
+def test_a_stopped_lldpd_explains_lldp_at_both_ends_not_a_cable() -> None:
+    deploy = "racfg deploy lab.yaml --limit dgx01 --tags common"
+    results = [fail("dgx01/system/lldpd_running", "active", "inactive", deploy),
+               fail("dgx01/fabric/lldp_neighbour[data0]", status=Status.ERROR),
+               fail("sw1/switches/port_lldp_neighbour[1/1]", "dgx01:data0", "(no neighbour heard)")]
+    (problem,), _ = diagnose(results, CABLES)
+    assert problem.id == "agent:dgx01:lldpd" and problem.cause == "lldpd is not running on dgx01"
+    assert problem.fix == deploy
+    assert len(problem.symptoms) == 2
+
+
+def test_swapped_cables_are_one_problem_from_expected_and_actual() -> None:
+    results = [fail("sw1/switches/port_lldp_neighbour[1/2]", "dgx02:data0", "stor02:data0", "swap the cables"),
+               fail("sw1/switches/port_lldp_neighbour[1/18]", "stor02:data0", "dgx02:data0"),
+               fail("dgx02/fabric/lldp_neighbour[data0]", "sw1 1/2", "sw1 1/18"),
+               fail("stor02/fabric/lldp_neighbour[data0]", "sw1 1/18", "sw1 1/2")]
+    (problem,), _ = diagnose(results, CABLES)
+    assert problem.id == "cabling:sw1:1/2+1/18"
+    assert problem.cause == "cables swapped at sw1: 1/2 has stor02:data0 and 1/18 has dgx02:data0"
+    assert problem.fix == "swap the cables" and len(problem.symptoms) == 3
+
+
+def test_a_host_nic_set_down_is_told_from_a_dead_cable() -> None:
+    results = [fail("dgx01/network/carrier[data0]", "up", "admin down"), fail("sw1/switches/port_oper_up[1/1]")]
+    (problem,), _ = diagnose(results, CABLES)
+    assert problem.id == "nic_admin:dgx01:data0" and problem.symptoms == ("sw1/switches/port_oper_up[1/1]",)
+    (dead,), _ = diagnose([fail("sw1/switches/port_oper_up[1/1]"), fail("dgx01/network/carrier[data0]", "up",
+                                                                         "no carrier")], CABLES)
+    assert dead.id == "carrier:sw1:1/1" and dead.symptoms == ("dgx01/network/carrier[data0]",)
+
+
+def test_pfc_on_a_switch_is_one_problem_and_errors_of_an_unreachable_host_are_one() -> None:
+    results = [fail("sw1/switches/port_pfc_off[1/17]", "PFC off", "PFC on"),
+               fail("sw1/switches/no_lossless_priority", "none", "3"),
+               *(fail(f"dgx02/system/{c}", status=Status.ERROR) for c in ("kernel", "hostname"))]
+    problems, _ = diagnose([r if r.status is Status.FAIL else Result(r.target, r.check, r.category, r.status,
+                                                                       message="cannot reach dgx02 over SSH")
+                            for r in results], CABLES)
+    assert [(p.id, len(p.symptoms)) for p in problems] == [("pfc:sw1", 1), ("unreadable:dgx02", 1)]
+    assert problems[0].cause == "lossless settings on sw1: lossless priority 3; port 1/17 PFC on"

@@ -6,6 +6,8 @@ glance: the summary as coloured badges, failures first, red/amber/grey/green for
 fail/error/skip/pass, the fix next to each failure. Without JavaScript every row is shown; with
 it the status buttons and the text box filter rows. Every piece of result text is escaped with
 ``html.escape`` (control characters cleaned first), so captured output cannot break the page.
+Problems (the diagnosis) come first, each with its cause, fix and the failures it explains; every
+row a problem holds carries ``data-cause`` with the problem's id.
 """
 
 from __future__ import annotations
@@ -17,9 +19,19 @@ import mimetypes
 from pathlib import Path
 
 from racfg.results.model import Report, Result, Status
-from racfg.results.wording import STATUS_LABEL, TargetGroup, by_target, clean, count_phrase, title
+from racfg.results.wording import (
+    STATUS_LABEL,
+    ProblemView,
+    TargetGroup,
+    by_target,
+    clean,
+    count_phrase,
+    headline,
+    problem_views,
+    title,
+)
 
-_READING_ORDER = (Status.FAIL, Status.ERROR, Status.SKIP, Status.PASS)
+_READING_ORDER = (Status.FAIL, Status.ERROR, Status.SKIP, Status.INFO, Status.PASS)
 _COLUMNS = ("Status", "Check", "Category", "Expected", "Actual", "Message", "Fix")
 
 _CSS = """
@@ -88,6 +100,16 @@ table.meta th, table.meta td { border: 1px solid var(--line); padding: 3px 9px; 
   vertical-align: top; }
 table.meta td { white-space: pre-wrap; font-family: ui-monospace, Menlo, Consolas, monospace; }
 footer { color: var(--muted); font-size: 12px; padding: 0 28px 20px; }
+.badge.info, .st.info, .filters button[data-status=info] { --c: #1565c0; background: #1565c0; }
+.filters button[data-status=info] { background: #fff; color: #1565c0; } .filters button.on[data-status=info] {
+  background: #1565c0; color: #fff; }
+tr.r.info td { color: #1d3a5f; }
+section.problems article { background: #fff; border: 1px solid var(--line); border-left: 5px solid var(--fail);
+  border-radius: 6px; padding: 8px 14px; margin: 10px 0; }
+section.problems h3 { margin: 0 0 4px; font-size: 15px; }
+section.problems .pid { color: var(--muted); font-family: ui-monospace, Menlo, Consolas, monospace; font-size: 12px; }
+section.problems code.fix { background: #1f2933; color: #e8f0f8; padding: 2px 7px; border-radius: 4px; }
+section.problems ul { margin: 6px 0 0; padding-left: 18px; }
 """
 
 # Status buttons toggle statuses on and off; the text box keeps rows whose text (or target) holds it.
@@ -95,7 +117,7 @@ footer { color: var(--muted); font-size: 12px; padding: 0 28px 20px; }
 # (a link to one host's part of the report).
 _JS = """
 (function () {
-  var on = {fail: true, error: true, skip: true, pass: true};
+  var on = {fail: true, error: true, skip: true, info: true, pass: true};
   var box = document.getElementById("q");
   var shown = document.getElementById("shown");
   function apply() {
@@ -149,6 +171,10 @@ def render_html(report: Report) -> str:
     if report.notes:
         parts.append('<section class="notes" aria-label="Notes">'
                      + "".join(f"<p>{_e(note)}</p>" for note in report.notes) + "</section>")
+    views = problem_views(report)
+    if views:
+        parts.append(f'<section class="problems" aria-label="Problems"><h2>{len(views)} problem'
+                     f'{"" if len(views) == 1 else "s"}</h2>' + "".join(_problem(v) for v in views) + "</section>")
     parts.append(_filters(counts))
     parts.append(_results_table(groups))
     if report.attachments:
@@ -171,7 +197,7 @@ def _header(report: Report, counts: dict[str, int]) -> str:
     worst = next((s for s in (Status.FAIL, Status.ERROR) if counts[str(s)]), Status.PASS)
     badges = "".join(
         f'<span class="badge {s}{" zero" if not counts[str(s)] else ""}">{count_phrase(s, counts[str(s)])}</span>'
-        for s in _READING_ORDER)
+        for s in _shown(counts))
     return (f'<header class="{worst}">'
             f'<h1>racfg {_e(report.command)} <span class="site">site {_e(report.site)}</span></h1>'
             f'<p class="facts">started {_e(report.started)} · elapsed {report.elapsed:.1f} s · '
@@ -179,10 +205,15 @@ def _header(report: Report, counts: dict[str, int]) -> str:
             f'<div class="badges">{badges}</div></header>')
 
 
+def _shown(counts: dict[str, int]) -> tuple[Status, ...]:
+    """The statuses with a badge and a button: ``info`` only when the report recorded readings."""
+    return tuple(s for s in _READING_ORDER if s is not Status.INFO or counts[str(s)])
+
+
 def _filters(counts: dict[str, int]) -> str:
     buttons = "".join(
         f'<button type="button" class="on" data-status="{s}" aria-pressed="true">'
-        f"{STATUS_LABEL[s].capitalize()} {counts[str(s)]}</button>" for s in _READING_ORDER)
+        f"{STATUS_LABEL[s].capitalize()} {counts[str(s)]}</button>" for s in _shown(counts))
     return (f'<nav class="filters" aria-label="Filters">{buttons}'
             '<input id="q" type="search" placeholder="Filter: host, check, text…" aria-label="Filter by text">'
             '<span id="shown" class="shown"></span></nav>')
@@ -203,10 +234,19 @@ def _target_body(group: TargetGroup) -> str:
             f'<span class="tally">{_e(group.tally())}</span></th></tr>{rows}</tbody>')
 
 
+def _problem(view: ProblemView) -> str:
+    fix = f'<p>fix: <code class="fix">{_e(view.problem.fix)}</code></p>' if view.problem.fix else ""
+    items = "".join(f'<li><span class="st {r.status}">{STATUS_LABEL[r.status]}</span> <code>{_e(r.check)}</code> '
+                    f"{_e(headline(r))}</li>" for r in view.results)
+    return (f'<article class="problem" data-problem="{_e(view.problem.id)}"><h3>{_e(view.problem.cause)}</h3>'
+            f'<p class="pid">{_e(view.problem.id)}</p>{fix}<ul>{items}</ul></article>')
+
+
 def _row(result: Result) -> str:
     status = str(result.status)
     fix = f"<code>{_e(result.fix)}</code>" if result.fix else ""
-    return (f'<tr class="r {status}" data-status="{status}">'
+    cause = f' data-cause="{_e(result.cause)}"' if result.cause else ""
+    return (f'<tr class="r {status}" data-status="{status}"{cause}>'
             f'<td><span class="st {status}">{STATUS_LABEL[result.status]}</span></td>'
             f'<td class="check">{_e(result.check)}</td>'
             f"<td>{_e(result.category)}</td>"

@@ -1,7 +1,8 @@
 """Markdown: the report as a merge-request comment, a CI job summary or a wiki page.
 
-Summary first, then one table of everything that is not a pass (what someone has to act on),
-then the passes folded into a ``<details>`` per target so they are there but out of the way.
+Summary first, then the problems (the diagnosis), each with its cause, its fix and the failures it
+explains in a nested list, then one table of everything else that is not a pass (what someone has
+to act on), then the passes folded into a ``<details>`` per target so they are there but out of the way.
 Text is escaped for GitHub-flavoured Markdown (table pipes, emphasis, inline HTML), so a message
 holding ``<`` or ``|`` or ``*`` reads as written and never breaks the table.
 """
@@ -12,7 +13,16 @@ import html
 import re
 
 from racfg.results.model import Report, Result, Status
-from racfg.results.wording import STATUS_LABEL, by_target, clean, count_phrase, headline, title
+from racfg.results.wording import (
+    STATUS_LABEL,
+    ProblemView,
+    by_target,
+    clean,
+    count_phrase,
+    headline,
+    problem_views,
+    title,
+)
 
 # Everything CommonMark lets a backslash escape that could otherwise start markup in running text.
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]<>&|~#!])")
@@ -31,8 +41,15 @@ def render_markdown(report: Report) -> str:
         lines.append(">")
     if report.notes:
         lines[-1] = ""
+    views = problem_views(report)
+    if views:
+        lines += [f"## Problems ({len(views)})", ""]
+        for number, view in enumerate(views, 1):
+            lines += _problem(number, view)
+        lines.append("")
     groups = by_target(report)
-    open_items = [r for g in groups for r in g.results if r.status is not Status.PASS]
+    held = {check for view in views for check in view.problem.checks}
+    open_items = [r for g in groups for r in g.results if r.status is not Status.PASS and r.check not in held]
     if open_items:
         lines += ["## Not passing", "", "| " + " | ".join(_COLUMNS) + " |", "|" + "---|" * len(_COLUMNS)]
         lines += [_row(r) for r in open_items]
@@ -63,6 +80,17 @@ def md_code(value: object) -> str:
         pad = " " if line.startswith("`") or line.endswith("`") else ""
         spans.append(fence + pad + line.replace("|", "\\|") + pad + fence)
     return "<br>".join(spans)
+
+
+def _problem(number: int, view: ProblemView) -> list[str]:
+    lines = [f"{number}. **{md_text(view.problem.cause)}** ({md_code(view.problem.id)})"]
+    if view.problem.fix:
+        lines.append(f"   - fix: {md_code(view.problem.fix)}")
+    for result in view.results:
+        role = "shows" if result.check == view.problem.root else "explains"
+        text = f": {md_text(headline(result))}" if headline(result) else ""
+        lines.append(f"   - {role} {STATUS_LABEL[result.status]} {md_text(result.check)}{text}")
+    return lines
 
 
 def _row(result: Result) -> str:

@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 
 from racfg.results.model import Report, Result, Status, expected_actual
+from racfg.results.problems import Problem
 
 # C0/C1 control characters other than tab and newline (and lone surrogates): invalid in XML 1.0,
 # parse errors in HTML, and terminal escape sequences on a console. Captured command output
@@ -78,18 +79,65 @@ class TargetGroup:
     def tally(self) -> str:
         """``2 failed, 1 skipped, 14 passed`` (statuses with a zero count left out)."""
         counts = self.counts()
-        return ", ".join(count_phrase(s, counts[s]) for s in (Status.FAIL, Status.ERROR, Status.SKIP, Status.PASS)
-                         if counts[s])
+        return ", ".join(count_phrase(s, counts[s]) for s in (Status.FAIL, Status.ERROR, Status.SKIP, Status.INFO,
+                                                              Status.PASS) if counts[s])
 
 
-def by_target(report: Report) -> list[TargetGroup]:
-    """The report's results grouped per target, targets with failures first (``Report.sorted_results``)."""
+def by_target(report: Report, *, outside_problems: bool = False) -> list[TargetGroup]:
+    """The report's results grouped per target, targets with failures first (``Report.sorted_results``).
+
+    ``outside_problems``: leave out the results a problem holds (a renderer that showed them there)."""
+    held = {check for p in report.problems for check in p.checks} if outside_problems else set()
     groups: dict[str, list[Result]] = {}
     for result in report.sorted_results():
-        groups.setdefault(result.target, []).append(result)
+        if result.check not in held:
+            groups.setdefault(result.target, []).append(result)
     return [TargetGroup(target, tuple(results)) for target, results in groups.items()]
 
 
 def title(report: Report) -> str:
     """``racfg validate: site prod`` (the first line of every file report)."""
     return f"racfg {report.command}: site {report.site}"
+
+
+@dataclass(frozen=True)
+class ProblemView:
+    """A problem with its results: the root first, then the symptoms it explains, in reading order."""
+
+    problem: Problem
+    results: tuple[Result, ...]
+
+    def symptoms(self) -> tuple[Result, ...]:
+        return tuple(r for r in self.results if r.check != self.problem.root)
+
+    def heading(self) -> str:
+        """``sw1 1/17 shut down in the running config (not saved) [port_admin:sw1:1/17, 6 symptoms]``."""
+        n = len(self.problem.symptoms)
+        folded = f", explains {n} more" if n else ""
+        return f"{self.problem.cause} [{self.problem.id}{folded}]"
+
+
+def problem_views(report: Report) -> list[ProblemView]:
+    """Every problem of the report with the results it holds (a check the report lacks is left out)."""
+    by_check = {r.check: r for r in report.results}
+    return [ProblemView(p, tuple(by_check[c] for c in p.checks if c in by_check)) for p in report.problems]
+
+
+@dataclass(frozen=True)
+class SkipGroup:
+    """Skips of one reason: the reason as written for the first target, and every target it covers."""
+
+    reason: str
+    targets: tuple[str, ...]
+    count: int
+
+
+def skip_groups(results: list[Result]) -> list[SkipGroup]:
+    """Skips summarised by reason; a reason naming its own target (``no path through dgx01:data0``)
+    reads as one reason for all of them, the target shown as ``<target>``."""
+    groups: dict[str, list[Result]] = {}
+    for r in results:
+        if r.status is Status.SKIP:
+            groups.setdefault(r.message.replace(r.target, "<target>"), []).append(r)
+    return [SkipGroup(reason, tuple(dict.fromkeys(r.target for r in same)), len(same))
+            for reason, same in sorted(groups.items(), key=lambda item: (-len(item[1]), item[0]))]

@@ -20,6 +20,7 @@ from junitparser import Error, Failure, JUnitXml, Skipped
 
 from racfg.errors import CannotRunError, ExitCode, UsageError
 from racfg.results import Report, Result, Status, render_report, write_reports
+from racfg.results.problems import Problem
 from racfg.results.render import REPORT_FILES
 from racfg.results.spreadsheet import CSV_COLUMNS
 from racfg.results.wording import clean, headline
@@ -45,8 +46,45 @@ def test_csv_reads_back_one_row_per_result_with_every_field_intact() -> None:
     rows = list(csv.reader(io.StringIO(render_report(report, "csv"), newline="")))
     assert tuple(rows[0]) == CSV_COLUMNS
     expected = [[r.target, r.check, r.category, str(r.status), r.expected or "", r.actual or "", r.message,
-                 r.fix or "", f"{r.seconds:.3f}"] for r in report.sorted_results()]
+                 r.fix or "", f"{r.seconds:.3f}", ""] for r in report.sorted_results()]
     assert rows[1:] == expected
+
+
+def diagnosed(report: Report) -> Report:
+    """``report`` with one problem holding its first failure (root) and its error (symptom)."""
+    root = next(r for r in report.results if r.status is Status.FAIL)
+    symptom = next(r for r in report.results if r.status is Status.ERROR)
+    report.problems = [Problem("check:x", "check", root.target, "the cause <&>", "fix <it>", root.check,
+                               (symptom.check,))]
+    report.results = [r.explained_by("check:x") if r.check in (root.check, symptom.check) else r
+                      for r in report.results]
+    return report
+
+
+def test_csv_puts_a_problems_rows_first_with_its_id() -> None:
+    report = diagnosed(awkward_report())
+    rows = list(csv.DictReader(io.StringIO(render_report(report, "csv"), newline="")))
+    assert [(r["check"], r["cause"]) for r in rows[:2]] == [(c, "check:x") for c in report.problems[0].checks]
+    assert all(r["cause"] == "" for r in rows[2:])
+
+
+def test_junit_parses_and_holds_each_problem_on_its_root_and_its_symptoms() -> None:
+    report = diagnosed(awkward_report())
+    text = render_report(report, "junit")
+    xml = JUnitXml.fromstring(text)
+    assert xml.tests == len(report.results)
+    cases = {case.name: case for suite in xml for case in suite}
+    root, symptom = report.problems[0].root, report.problems[0].symptoms[0]
+    assert "problem: check:x: the cause <&>" in cases[clean(root)].system_out
+    assert f"explains: {symptom}" in cases[clean(root)].system_out
+    assert "explained by: check:x: the cause <&> (fix: fix <it>)" in cases[clean(symptom)].system_out
+
+
+def test_json_round_trips_problems_and_causes() -> None:
+    report = diagnosed(awkward_report())
+    data = json.loads(render_report(report, "json"))
+    assert data["problems"][0]["symptoms"] == list(report.problems[0].symptoms)
+    assert Report.from_dict(data) == report
 
 
 def test_junit_counts_failures_errors_and_skips_per_target_suite() -> None:
@@ -170,3 +208,14 @@ def test_exit_code_follows_the_worst_result(statuses: list[Status], code: ExitCo
     report = Report(command="check", site="s", results=results)
     assert report.exit_code() is code
     assert json.loads(render_report(report, "json"))["exit_code"] == int(code)
+
+
+def test_markdown_lists_problems_before_the_rest_and_holds_their_results_there() -> None:
+    report = diagnosed(awkward_report())
+    text = render_report(report, "md")
+    problems, _ = text.split("## Not passing")
+    assert "1. **the cause \\<\\&\\>** (`check:x`)" in problems
+    assert "   - fix: `fix <it>`" in problems
+    assert all(markdown_it.MarkdownIt().parse(text))
+    for check in report.problems[0].checks:
+        assert check.split("/")[-1].split("[")[0] in problems

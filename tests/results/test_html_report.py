@@ -10,7 +10,7 @@ from xml.etree.ElementTree import Element
 
 import html5lib
 
-from racfg.results import Report, render_report
+from racfg.results import Report, Status, render_report
 from racfg.results.wording import clean
 from tests.results.samples import awkward_report, realistic_report
 
@@ -98,3 +98,22 @@ def test_html_of_an_empty_report_says_so() -> None:
     doc = _parse(render_report(Report(command="smoke", site="s"), "html"))
     assert any(_text(p) == "No results." for p in doc.iter("p"))
     assert doc.find(".//header").get("class") == "pass"
+
+
+def test_html_parses_and_shows_each_problem_first_with_its_symptoms() -> None:
+    from racfg.results.problems import Problem
+
+    report = awkward_report()
+    root = next(r for r in report.results if r.status is Status.FAIL)
+    symptom = next(r for r in report.results if r.status is Status.ERROR)
+    report.problems = [Problem("check:x", "check", root.target, "cause <&>", "fix <it>", root.check, (symptom.check,))]
+    report.results = [r.explained_by("check:x") if r.check in (root.check, symptom.check) else r
+                      for r in report.results]
+    doc = _parse(render_report(report, "html"))
+    (article,) = [a for a in doc.iter("article") if a.get("data-problem") == "check:x"]
+    assert _text(article.find("h3")) == "cause <&>"
+    assert [_text(code) for code in article.iter("code")] == ["fix <it>", clean(root.check), clean(symptom.check)]
+    held = [tr.get("data-cause") for tr in doc.iter("tr") if tr.get("data-cause")]
+    assert held == ["check:x", "check:x"]
+    order = [e.tag for e in doc.iter() if e.tag == "nav" or (e.tag == "section" and e.get("class") == "problems")]
+    assert order == ["section", "nav"], "problems come before the filters and the results table"

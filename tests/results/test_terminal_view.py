@@ -9,6 +9,8 @@ from rich.console import Console
 
 from racfg.results import Status, print_report, render_report
 from racfg.results import terminal as terminal_module
+from racfg.results.problems import Problem
+from racfg.results.table import render_table
 from racfg.results.wording import clean, headline
 from tests.results.samples import awkward_report, realistic_report
 
@@ -31,7 +33,7 @@ def test_table_shows_each_failure_message_and_fix_on_the_next_line() -> None:
 
 def test_table_says_why_for_skips_and_what_for_errors_and_counts_passes() -> None:
     report = realistic_report()
-    text = render_report(report, "table")
+    text = render_table(report, show_skips=True)
     lines = _plain(text)
     for result in report.results:
         if result.status in (Status.SKIP, Status.ERROR):
@@ -40,6 +42,28 @@ def test_table_says_why_for_skips_and_what_for_errors_and_counts_passes() -> Non
             assert line.endswith(result.message)
     assert "  PASS   9 checks passed" in text  # dgx02: 10 host checks minus its failing one
     assert "dgx02/os/kernel" not in text  # passes folded unless verbose
+
+
+def test_table_summarises_skips_by_reason_with_their_targets_and_count_by_default() -> None:
+    text = render_report(realistic_report(), "table")
+    assert "dgx01/gpu/driver" not in text
+    assert "  SKIP   no GPUs in the lab: nvidia-smi cannot run (2: dgx01, dgx02)" in text
+    assert "skipped, by reason (5 checks; --show-skips lists each):" in text
+
+
+def test_table_shows_problems_first_with_their_symptoms_folded_under_them() -> None:
+    report = realistic_report()
+    mtu = next(r for r in report.results if r.check == "dgx02/network/mtu[data0]")
+    sysctl = next(r for r in report.results if r.check == "dgx02/os/sysctl[net.ipv4.tcp_timestamps]")
+    report.problems = [Problem("host_mtu:dgx02:data0", "host_mtu", "dgx02", "dgx02:data0 MTU 1500", mtu.fix,
+                               mtu.check, (sysctl.check,))]
+    lines = _plain(render_report(report, "table"))
+    start = lines.index("1 problem:")
+    assert lines[start + 1] == "  1. dgx02:data0 MTU 1500 [host_mtu:dgx02:data0, explains 1 more]"
+    assert lines[start + 2] == f"     fix: {mtu.fix}"
+    assert lines[start + 3].split() == ["FAIL", mtu.check, *mtu.message.split()]
+    assert lines[start + 4].split()[:2] == ["FAIL", sysctl.check]
+    assert sum(mtu.check in line for line in lines) == 1, "a result a problem holds is shown once, there"
 
 
 def test_table_groups_targets_failures_first_and_ends_with_notes_then_summary() -> None:

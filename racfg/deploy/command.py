@@ -42,6 +42,9 @@ class DeployOptions(Selection):
     # layer): the common probe also reads each host's baseline document, and the switch play
     # returns what it read. Check mode only: a run that changes things reads them before it does.
     read_facts: bool = False
+    # Check mode: the switches' facts read already in this run (name -> SwitchFacts.to_dict(); drift
+    # reads each switch once for all its layers): the switch play plans from them without logging in.
+    switch_facts: dict[str, dict[str, Any]] | None = None
 
 
 @dataclass
@@ -129,6 +132,8 @@ def run_deploy(cluster: Cluster, options: DeployOptions, title: str = "deploy",
         # baseline needs no facts play after it (see record_baseline).
         staging = staging_dir(cluster.name) if wants_baseline and options.playbook == "site.yml" else None
         facts_vars = {"racfg_read_host_facts": True} if staging is not None or options.read_facts else {}
+        if options.switch_facts and options.check:
+            facts_vars["racfg_switch_facts_read"] = options.switch_facts
         with _switch_secrets(cluster, in_scope, overrides) as secrets:
             run = Playbook(
                 playbook=options.playbook,

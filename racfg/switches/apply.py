@@ -12,7 +12,7 @@ import os
 import time
 from dataclasses import dataclass, field
 
-from racfg.switches.drivers import Change, SwitchDriver
+from racfg.switches.drivers import Change, SwitchDriver, get_driver
 from racfg.switches.errors import SwitchConfigError
 from racfg.switches.facts import SwitchFacts
 from racfg.switches.intent import IntendedSwitch
@@ -126,20 +126,34 @@ def push_session(session: SwitchSession, changes: list[Change], commit: bool = T
     return "\n".join(ln for ln in kept if ln.strip() != "show session-config diffs")
 
 
-def apply_switch(target: SwitchTarget, intended: IntendedSwitch, *, check: bool = False, save: bool = True
-                 ) -> ApplyResult:
-    """Make one switch match ``intended`` (check=True: only report what would change)."""
+def planned(driver: SwitchDriver, target: SwitchTarget, intended: IntendedSwitch, facts: SwitchFacts
+            ) -> tuple[ApplyResult, list[Change]]:
+    """What would change on a switch whose facts are ``facts``, and the changes to type."""
+    changes = driver.plan(intended, facts)
+    result = ApplyResult(
+        name=target.name, changed=bool(changes), changes=[c.what for c in changes],
+        commands=driver.commands(changes), before=driver.render(intended, facts),
+        after=driver.render(intended), facts=facts,
+    )
+    if intended.os_version and intended.os_version not in facts.version:
+        result.warnings.append(f"OS version: Expected: {intended.os_version} Actual: {facts.version}")
+    return result, changes
+
+
+def apply_switch(target: SwitchTarget, intended: IntendedSwitch, *, check: bool = False, save: bool = True,
+                 facts: SwitchFacts | None = None) -> ApplyResult:
+    """Make one switch match ``intended`` (check=True: only report what would change).
+
+    ``facts``: the switch as read already in this run (drift reads each switch once for all its
+    layers); a check then plans from them without logging in. A change always reads the switch
+    it changes, so ``facts`` is for a check only."""
+    if facts is not None:
+        if not check:
+            raise ValueError("facts read earlier plan a check only: a change reads the switch it changes")
+        return planned(get_driver(target.platform), target, intended, facts)[0]
     with SwitchSession(target) as session:
         driver = session.driver
-        facts = session.facts()
-        changes = driver.plan(intended, facts)
-        result = ApplyResult(
-            name=target.name, changed=bool(changes), changes=[c.what for c in changes],
-            commands=driver.commands(changes), before=driver.render(intended, facts),
-            after=driver.render(intended), facts=facts,
-        )
-        if intended.os_version and intended.os_version not in facts.version:
-            result.warnings.append(f"OS version: Expected: {intended.os_version} Actual: {facts.version}")
+        result, changes = planned(driver, target, intended, session.facts())
         if check or not changes:
             return result
         if driver.platform == "eos":

@@ -60,3 +60,18 @@ class SwitchFacts:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> SwitchFacts:
+        """The inverse of ``to_dict``, also after a JSON round trip (tuples come back as lists): how
+        facts read once in a run reach the switch play, which then plans without logging in again."""
+        pfc = dict(data["pfc"])
+        pfc["lossless_priorities"] = tuple(pfc.get("lossless_priorities") or ())
+        pfc["port_priorities"] = {p: tuple(v) for p, v in (pfc.get("port_priorities") or {}).items()}
+        return cls(
+            name=data["name"], platform=data["platform"], version=data["version"],
+            interfaces={p: PortFacts(**f) for p, f in data["interfaces"].items()},
+            pfc=PfcFacts(**pfc),
+            lldp={p: LldpNeighbor(**n) for p, n in data["lldp"].items()},
+            config_saved=data.get("config_saved"),
+        )

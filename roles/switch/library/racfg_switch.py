@@ -43,6 +43,10 @@ options:
     description: SSH connect and authentication timeout in seconds.
     type: int
     default: 10
+  facts:
+    description: Check mode only. The switch's facts as read already in this run (racfg_switch_facts, as
+      racfg drift reads each switch once for all its layers); the plan is made from them without logging in.
+    type: dict
 """
 
 RETURN = r"""
@@ -78,24 +82,36 @@ def main() -> None:
             "password": {"type": "str", "no_log": True},
             "save": {"type": "bool", "default": True},
             "timeout": {"type": "int", "default": 10},
+            "facts": {"type": "dict"},
         },
         supports_check_mode=True,
     )
     try:
         from racfg.errors import RacfgError
-        from racfg.switches import SwitchConfigError, SwitchTarget, apply_switch, intended_from_vars, resolve_password
+        from racfg.switches import (
+            SwitchConfigError,
+            SwitchFacts,
+            SwitchTarget,
+            apply_switch,
+            intended_from_vars,
+            resolve_password,
+        )
     except ImportError as exc:
         module.fail_json(msg=f"racfg is not importable by {module._name} ({exc}); run Ansible from racfg's Python")
         return
     params = module.params
     switch = params["switch"]
+    if params["facts"] and not module.check_mode:
+        module.fail_json(msg="facts read earlier plan a check only: a change reads the switch it changes")
+        return
     try:
         intended = intended_from_vars(switch, params["ports"], params["fabric"])
         password = params["password"] or resolve_password(
             switch.get("credentials") or {}, site=str(switch.get("site", "")), name=str(switch["name"]))
         module.no_log_values.add(password)
         target = SwitchTarget.from_vars(switch, password, timeout=float(params["timeout"]))
-        result = apply_switch(target, intended, check=module.check_mode, save=params["save"])
+        known = SwitchFacts.from_dict(params["facts"]) if params["facts"] else None
+        result = apply_switch(target, intended, check=module.check_mode, save=params["save"], facts=known)
     except SwitchConfigError as exc:
         module.fail_json(msg=str(exc), rejected=exc.rejected, applied=exc.applied, not_applied=exc.not_applied)
         return

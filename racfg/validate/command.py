@@ -95,8 +95,11 @@ def run_checks(ctx: ValidateContext, options: ValidateOptions,
 
 def run_validate(cluster: Cluster, options: ValidateOptions, overrides: ConnectionOverrides = NO_OVERRIDES, *,
                  on_result: Callable[[Result], None] | None = None,
-                 on_progress: Callable[[str, str], None] | None = None) -> tuple[Report, RunRecord]:
-    """Run every selected check; returns the report (also kept in the run record)."""
+                 on_progress: Callable[[str, str], None] | None = None,
+                 switches_read: Callable[[], dict[str, Any]] | None = None) -> tuple[Report, RunRecord]:
+    """Run every selected check; returns the report (also kept in the run record).
+
+    ``switches_read``: the switches as the caller read them already (ValidateContext.switches_read)."""
     for category in options.categories:
         if category not in CATEGORIES:
             raise UsageError(f"--category {category}: unknown", hint="categories: " + ", ".join(CATEGORIES))
@@ -106,7 +109,8 @@ def run_validate(cluster: Cluster, options: ValidateOptions, overrides: Connecti
     rendered = record.path / "inventory"
     write_rendered(cluster, rendered)
     ctx = ValidateContext(RenderedSite.load(rendered), inventory_display=cluster.display, overrides=overrides,
-                          hosts_selected=hosts, switches_selected=switches, on_progress=on_progress)
+                          hosts_selected=hosts, switches_selected=switches, on_progress=on_progress,
+                          switches_read=switches_read)
     results = run_checks(ctx, options, on_result)
     report = Report("validate", cluster.name, results, elapsed=time.monotonic() - start,
                     meta=_meta(cluster, record, overrides, options))

@@ -10,6 +10,7 @@ hands it to pytest as a plugin; a hand-run session builds it from the command-li
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -84,6 +85,9 @@ class ValidateContext:
     hosts_selected: list[str] | None = None  # None: every host
     switches_selected: list[str] | None = None
     on_progress: Any = None  # callable(target, status) for a live view
+    # The switches as the caller read them already (drift reads each switch once for all its
+    # layers): a callable giving name -> SwitchFacts, or the exception that kept it from being read.
+    switches_read: Callable[[], dict[str, Any]] | None = None
     _probes: dict[str, HostProbe] | None = None
     _jumbo: tuple[list[PingPath], dict[tuple[str, str], NicJumbo]] | None = None
     _cabling: dict[tuple[str, str], CablingVerdict] | None = None
@@ -184,6 +188,10 @@ class ValidateContext:
 
     def _read_switches(self) -> dict[str, Any]:
         from racfg.errors import RacfgError
+
+        if self.switches_read is not None:
+            read = self.switches_read()
+            return {name: read.get(name, RacfgError(f"switch {name} was not read")) for name in self.switch_names}
         from racfg.switches import SwitchTarget, read_facts, resolve_password
 
         def one(name: str) -> Any:

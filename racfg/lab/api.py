@@ -66,6 +66,16 @@ def switch_password(site: str, switch: str) -> str:
         raise CannotRunError(f"lab switch {switch} of site {site} has no password file {path}") from None
 
 
+def switch_logins(site: str, switch: str) -> int:
+    """How many SSH logins lab switch ``switch`` has accepted in the life of the lab (its cli.log)."""
+    from racfg.lab.switchcli.config import LOGIN_MARK
+
+    require_lab(site)
+    log = switches.switch_dir(site_dir(site), switch) / "cli.log"
+    text = log.read_text(errors="replace") if log.is_file() else ""
+    return sum(line.startswith(LOGIN_MARK) for line in text.splitlines())
+
+
 def connection_overrides(site: str, cluster: Cluster | None = None) -> ConnectionOverrides:
     """What a running lab of ``site`` tells the commands: its SSH key, known_hosts and switch passwords,
     and what it substitutes for the hardware and software the inventory names but the lab lacks

@@ -7,6 +7,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+# What the switch prints (to its cli.log) at every accepted login; the lab API counts these lines.
+LOGIN_MARK = "switchcli: login"
+
 
 @dataclass(frozen=True)
 class CabledPort:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import asyncssh
 
-from racfg.lab.switchcli.config import CliConfig
+from racfg.lab.switchcli.config import LOGIN_MARK, CliConfig
 from racfg.lab.switchcli.engine import CliSession
 from racfg.lab.switchcli.switch import EmulatedSwitch
 
@@ -103,7 +103,10 @@ class SwitchServer(asyncssh.SSHServer):  # type: ignore[misc]
         return True
 
     def validate_password(self, username: str, password: str) -> bool:
-        return username == self.username and hmac.compare_digest(password.encode(), self.password.encode())
+        ok = username == self.username and hmac.compare_digest(password.encode(), self.password.encode())
+        if ok:  # one line per login in the switch's cli.log, which the lab API counts (api.switch_logins)
+            print(f"{LOGIN_MARK} {username}", flush=True)
+        return ok
 
     def kbdint_auth_supported(self) -> bool:
         return False

@@ -24,6 +24,7 @@ from typing import Any
 from racfg.connection import NO_OVERRIDES, ConnectionOverrides
 from racfg.deploy.baseline import commit_baseline, list_baselines, load_baseline, read_facts_dir
 from racfg.drift.environment import Change, host_changes, switch_changes
+from racfg.drift.switchread import SwitchesRead, read_switches
 from racfg.inventory import Cluster
 from racfg.locking import site_lock
 from racfg.paths import state_dir
@@ -72,13 +73,15 @@ def _deploy_fix(cluster: Cluster, target: str, tags: str | None = None) -> str:
 # --- config ------------------------------------------------------------------------------------
 
 def config_layer(cluster: Cluster, options: DriftOptions, overrides: ConnectionOverrides,
-                 ) -> tuple[list[Result], FactsRead]:
+                 switches: SwitchesRead | None = None) -> tuple[list[Result], FactsRead]:
     """The tasks a deploy would run now, per host and switch (check mode + diff), and the facts
-    the run read on its way (the environment layer's "now")."""
+    the run read on its way (the environment layer's "now"); the switch play plans from
+    ``switches`` (the run's one read) where it has them."""
     from racfg.deploy.command import DeployOptions, run_deploy
 
     deploy = DeployOptions(limit=options.limit, check=True, diff=True, forks=options.forks, baseline=False,
-                           quiet=True, lock_holder="drift", read_facts=True)
+                           quiet=True, lock_holder="drift", read_facts=True,
+                           switch_facts=switches.as_dicts() if switches else None)
     outcome = run_deploy(cluster, deploy, title="drift: check-mode deploy", overrides=overrides)
     if outcome.could_not_run:
         return [Result("cluster", ANSIBLE_STOPPED, "config", Status.ERROR, f"could not run: {outcome.could_not_run}",
@@ -109,11 +112,13 @@ def config_layer(cluster: Cluster, options: DriftOptions, overrides: ConnectionO
 
 # --- state -------------------------------------------------------------------------------------
 
-def state_layer(cluster: Cluster, options: DriftOptions, overrides: ConnectionOverrides) -> list[Result]:
-    """validate's checks; a failing one is state drift."""
+def state_layer(cluster: Cluster, options: DriftOptions, overrides: ConnectionOverrides,
+                switches: Callable[[], SwitchesRead] | None = None) -> list[Result]:
+    """validate's checks; a failing one is state drift. ``switches``: the run's one read of them."""
     from racfg.validate.command import ValidateOptions, run_validate
 
-    report, _ = run_validate(cluster, ValidateOptions(limit=options.limit), overrides)
+    report, _ = run_validate(cluster, ValidateOptions(limit=options.limit), overrides,
+                             switches_read=(lambda: switches().for_validate()) if switches else None)
     out = []
     for r in report.results:
         target, _, rest = r.check.partition("/")
@@ -212,14 +217,19 @@ def run_drift(cluster: Cluster, options: DriftOptions, overrides: ConnectionOver
         results: list[Result] = []
         read: FactsRead | None = None
         env: tuple[list[Result], Path | None, list[Change], dict[str, Any] | None] = ([], None, [], None)
-        with ThreadPoolExecutor(max_workers=1) as pool:
-            state_f = pool.submit(timed, "state", lambda: state_layer(cluster, options, overrides)) \
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            # each switch read once, for all three layers (racfg.drift.switchread), beside the hosts' probes
+            switches_f = pool.submit(timed, "switches", lambda: read_switches(
+                cluster, switches_to_read(cluster, options, layers), overrides))
+            state_f = pool.submit(timed, "state", lambda: state_layer(cluster, options, overrides, switches_f.result)) \
                 if "state" in layers else None
             if "config" in layers:
-                config, read = timed("config", lambda: config_layer(cluster, options, overrides))
+                config, read = timed("config", lambda: config_layer(cluster, options, overrides, switches_f.result()))
                 results += config
             stopped = any(r.check == ANSIBLE_STOPPED for r in results)  # drift unknown: the error alone
             if "environment" in layers and not stopped:
+                read = read or FactsRead()
+                read.switches = {**switches_f.result().as_dicts(), **read.switches}
                 env = timed("environment", lambda: environment_layer(cluster, options, overrides, record, read))
             if state_f is not None:
                 results += [] if stopped else state_f.result()
@@ -237,6 +247,15 @@ def run_drift(cluster: Cluster, options: DriftOptions, overrides: ConnectionOver
     report.notes += [f"{overrides.provider}: {s}" for s in overrides.substitutions]
     record.write_json("results.json", report.as_dict())
     return DriftRun(report, record, env[1], env[2])
+
+
+def switches_to_read(cluster: Cluster, options: DriftOptions, layers: tuple[str, ...]) -> list[str]:
+    """Every switch when the environment layer runs (its facts now are the whole site's, what
+    ``--accept`` keeps); else those the limit selects."""
+    from racfg.validate.command import select
+
+    selected = None if "environment" in layers else select(cluster, options.limit)[1]
+    return list(cluster.switches) if selected is None else selected
 
 
 def _label(baseline: dict[str, Any] | None) -> str | None:

@@ -12,6 +12,7 @@ import os
 import pytest
 from sitelab import FAULTS, INVENTORY, Fault, drift_layers, env_checks, separate_groups
 
+from racfg.lab import api
 from racfg.locking import site_lock
 
 pytestmark = pytest.mark.lab
@@ -101,3 +102,17 @@ def test_drift_is_a_reader_of_the_site_lock(deployed_site):
     with site_lock(locks, "vallab", "deploy", shared=True, holder="drift"):
         proc = deployed_site.racfg("drift", str(INVENTORY), "--limit", "dgx01")
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+
+
+def test_a_drift_run_logs_in_to_each_switch_once(deployed_site):
+    """The config, state and environment layers share one read of each switch (racfg.drift.switchread):
+    the lab switch counts the logins it accepts, and each layer still judged the switch."""
+    site, switches = deployed_site.lab.site, list(deployed_site.lab.cluster.switches)
+    before = {name: api.switch_logins(site, name) for name in switches}
+    assert all(before.values()), f"the lab switches count no logins, not even the deploy's: {before}"
+    code, report = deployed_site.drift()
+    assert code == 0, [r for r in report["results"] if r["status"] in ("fail", "error")]
+    assert {name: api.switch_logins(site, name) - before[name] for name in switches} == dict.fromkeys(switches, 1)
+    for name in switches:
+        judged = {r["category"] for r in report["results"] if r["target"] == name and r["status"] == "pass"}
+        assert judged == {"config", "state", "environment"}, (name, judged)

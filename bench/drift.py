@@ -7,6 +7,9 @@ check-mode deploy's alone
 [drift <= 1.2x `racfg deploy --check`], on inventory/lab.yaml and on ra-ethernet.yaml in the lab
 (the lab copies of bench/benchlib.py). Needs root; builds and removes its labs.
 
+A drift run reads each switch once for its three layers [one login per switch and drift run]:
+the lab switches count the logins they accept (racfg.lab.api.switch_logins), printed per switch.
+
 Each lab is measured ``ROUNDS`` times, the check-mode deploy and drift alternating so both see the
 same machine; the medians are compared. Printed per lab: each layer's time, the CPU seconds each
 command used (its own and its children's: on a shared machine extra CPU is extra time), and the load
@@ -22,6 +25,9 @@ import statistics
 from collections.abc import Callable
 
 from benchlib import deployed_labs, racfg
+
+from racfg.inventory import load_cluster
+from racfg.lab import api
 
 ROUNDS = 3
 
@@ -41,12 +47,17 @@ def measured(run: Callable[[], tuple[float, str]]) -> tuple[float, float, str]:
 def measure(name: str, inventory: str, env: dict[str, str], rounds: int = ROUNDS) -> list[str]:
     """Check-mode deploy and drift, alternating, ``rounds`` times on a deployed lab; the report lines."""
     checks, drifts, check_cpu, drift_cpu, layers, loads = [], [], [], [], [], []
+    cluster = load_cluster(inventory)
+    logins: dict[str, list[int]] = {name: [] for name in cluster.switches}
     for _ in range(rounds):
         loads.append(os.getloadavg()[0])
         seconds, cpu, _ = measured(lambda: racfg("deploy", inventory, "--check", "--format", "json", env=env))
         checks.append(seconds)
         check_cpu.append(cpu)
+        before = {name: api.switch_logins(cluster.name, name) for name in logins}
         seconds, cpu, out = measured(lambda: racfg("drift", inventory, "--format", "json", env=env, ok=(0, 1)))
+        for name, count in before.items():
+            logins[name].append(api.switch_logins(cluster.name, name) - count)
         drifts.append(seconds)
         drift_cpu.append(cpu)
         layers.append(json.loads(out)["meta"]["layers_seconds"])
@@ -58,7 +69,10 @@ def measure(name: str, inventory: str, env: dict[str, str], rounds: int = ROUNDS
             f"      {'':<18} each round: drift {' '.join(f'{s:.1f}' for s in drifts)} s, check "
             f"{' '.join(f'{s:.1f}' for s in checks)} s; CPU drift {statistics.median(drift_cpu):.1f} s, "
             f"check {statistics.median(check_cpu):.1f} s; load average {min(loads):.1f}-{max(loads):.1f} "
-            f"on {os.cpu_count()} CPUs"]
+            f"on {os.cpu_count()} CPUs",
+            f"      {'':<18} switch logins per drift run: "
+            + (", ".join(f"{name} {' '.join(map(str, counts))}" for name, counts in logins.items()) or "no switches")
+            + " [1 each]"]
 
 
 def main() -> None:

@@ -184,6 +184,11 @@ class Verdict:
         """A passing check's remark (e.g. the NIC firmware it recorded)."""
         self._record("message", message)
 
+    def info(self, reading: str) -> None:
+        """A reading with nothing to compare it with (no pin): recorded as ``info``, never as a pass."""
+        self._record("message", reading)
+        self._record("info", True)
+
 
 def _show(value: object) -> object:
     if isinstance(value, bool):

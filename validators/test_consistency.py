@@ -1,5 +1,8 @@
 """Same across hosts: within each role, kernel, OFED, NIC firmware, NIC MTU, drives and GPU
-driver should be one value. The majority value is the expectation; each odd host is named."""
+driver should be one value. Intent before majority: where the inventory states the value (NIC
+MTU, OFED pin, drive model, GPU driver pin) each host is compared with it, so a tie cannot blame
+the healthy host. The majority rule is for what the inventory leaves open (kernel, NIC firmware);
+without a strict majority no host is named and the split is reported once, on the role's first host."""
 
 from __future__ import annotations
 
@@ -47,18 +50,58 @@ def _value(probe, attribute: str) -> str | None:
     return None
 
 
-def test_same_as_peers(attribute, probe, verdict, ctx):
-    from racfg.validate.analysis import odd_ones
+def _intent(attribute: str, hv: dict, gv: dict) -> tuple[str | None, str]:
+    """What the inventory states for ``attribute`` on this host (None: it leaves it open), and where."""
+    if attribute == "nic_mtu":
+        mtus = sorted({str(n["mtu"]) for n in hv.get("racfg_nics", []) if n.get("mtu")})
+        return (", ".join(mtus) or None), "fabric.host_mtu / nics[].mtu"
+    if attribute == "ofed":
+        ofed = hv.get("racfg_ofed", gv.get("racfg_ofed")) or {}
+        if ofed.get("flavor") == "mlnx" and ofed.get("version"):
+            return str(ofed["version"]), "software.ofed.version"
+        return ("inbox" if ofed.get("flavor") == "inbox" else None), "software.ofed.flavor"
+    if attribute == "drives":
+        drives = hv.get("racfg_drives", [])
+        models = sorted({d.get("model") for d in drives})
+        if drives and None not in models:
+            return f"{len(drives)} x {', '.join(models)}", "drives[].model"
+    if attribute == "gpu_driver" and gv.get("racfg_nvidia_driver"):
+        return str(gv["racfg_nvidia_driver"]), "software.nvidia_driver"
+    return None, ""
 
+
+def _matches(attribute: str, want: str, have: str) -> bool:
+    if attribute in ("ofed", "gpu_driver") and want != "inbox":
+        return want in have  # a pin names a release (5.8-3.0.7.0, 535): the reading holds it
+    return want.lower() == have.lower()
+
+
+def test_same_as_peers(attribute, probe, verdict, ctx):
+    from racfg.validate.analysis import odd_ones, split
+
+    mine = _value(probe, attribute.label)
+    if mine is None:
+        pytest.skip(f"{attribute.label} is not reported on this host")
+    what = attribute.label.replace("_", " ")
+    want, source = _intent(attribute.label, ctx.host_vars(attribute.target), ctx.site.group_vars)
+    if want is not None:
+        verdict.expect(want, mine, ok=_matches(attribute.label, want, mine), message=f"the inventory's {source}",
+                       fix=f"bring {attribute.target}'s {what} to the inventory's value")
+        return
     peers = {name: ctx.host_vars(name).get("racfg_role") for name in ctx.host_names}
     values = {name: _value(p, attribute.label) for name, p in ctx.probes().items()
               if peers.get(name) == attribute.role and not p.error}
     if len(values) < 2:
         pytest.skip(f"fewer than two reachable {attribute.role} hosts to compare")
-    mine = values.get(attribute.target)
-    if mine is None:
-        pytest.skip(f"{attribute.label} is not reported on this host")
     majority, odd = odd_ones(values)
+    if majority is None:
+        first = min(h for h, v in values.items() if v is not None)
+        text = f"{attribute.role} hosts disagree on {what}: {split(values)}"
+        if attribute.target != first:
+            verdict.info(f"{text} (no majority: reported once, on {first})")
+            return
+        verdict.expect("one value", split(values), ok=False, message=text,
+                       fix=f"bring the {attribute.role} hosts' {what} to one value (or state it in the inventory)")
     verdict.expect(majority, mine, ok=attribute.target not in odd,
                    message=f"majority of {len(values)} {attribute.role} hosts",
-                   fix=f"bring {attribute.target}'s {attribute.label.replace('_', ' ')} in line with its peers")
+                   fix=f"bring {attribute.target}'s {what} in line with its peers")

@@ -69,7 +69,7 @@ def test_driver_firmware(nic, probe, verdict):
 
     _present(probe, nic, verdict)
     info = parse_driver_info(probe.section(f"ethtool_i:{nic.name}").out)
-    verdict.note(f"driver {info.driver} {info.version or ''}, firmware {info.firmware_version or '(none)'}".strip())
+    verdict.info(f"driver {info.driver} {info.version or ''}, firmware {info.firmware_version or '(none)'}".strip())
 
 
 VIRTUAL_DRIVERS = {"veth", "bridge", "dummy", "tun", "macvlan", "ipvlan", "vxlan"}

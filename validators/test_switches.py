@@ -20,7 +20,7 @@ def test_reachable(switch, facts, verdict):
 def test_os_version(switch, facts, verdict):
     pin = switch.vars["racfg_switch"].get("os_version")
     if not pin:
-        verdict.note(f"{facts.version} (no pin: switches[].os_version)")
+        verdict.info(f"{facts.version} (no pin: switches[].os_version)")
         return
     verdict.expect(pin, facts.version, ok=facts.version.startswith(str(pin)),
                    fix=f"upgrade {switch.target} to {pin}")

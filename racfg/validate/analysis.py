@@ -1,58 +1,12 @@
-"""Cluster-wide readings of many observations: which NIC breaks jumbo frames, which cables are
-swapped, which host is the odd one out. Pure functions, unit-tested on tables.
-
-A single bad NIC or switch port makes every path through it fail; reporting each of those paths
-would bury the one cause under N symptoms. So paths are read as a matrix: a NIC whose every path
-fails is named once, and the paths it explains are not reported again.
+"""Cluster-wide readings of many observations: which cables are swapped, which host is the odd
+one out. Pure functions, unit-tested on tables. (Which NIC breaks the paths through it is the path
+matrix's reading, racfg.validate.pathmatrix.)
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-
-from racfg.validate.probe import PingPath
-
-
-@dataclass(frozen=True)
-class NicJumbo:
-    """The jumbo-frame verdict of one data NIC."""
-
-    host: str
-    nic: str
-    paths: int  # paths through this NIC that were measured
-    failed: tuple[str, ...] = ()  # failing paths reported on this NIC (source side), labels
-    dead: bool = False  # every path through this NIC fails
-
-    @property
-    def ok(self) -> bool:
-        return not self.dead and not self.failed
-
-
-def jumbo_verdicts(paths: list[PingPath], passed: dict[str, bool | None]) -> dict[tuple[str, str], NicJumbo]:
-    """``passed``: path label -> True/False, or None/absent when the source could not be probed."""
-    through: dict[tuple[str, str], list[bool]] = {}
-    for p in paths:
-        outcome = passed.get(p.label)
-        if outcome is None:
-            continue
-        for end in ((p.src_host, p.src_nic), (p.dst_host, p.dst_nic)):
-            through.setdefault(end, []).append(outcome)
-    dead = {end for end, outcomes in through.items() if outcomes and not any(outcomes)}
-    out: dict[tuple[str, str], NicJumbo] = {}
-    nics = {(p.src_host, p.src_nic) for p in paths} | {(p.dst_host, p.dst_nic) for p in paths}
-    for end in sorted(nics):
-        measured = through.get(end, [])
-        if end in dead:
-            out[end] = NicJumbo(end[0], end[1], len(measured), dead=True)
-            continue
-        failed = tuple(
-            p.label for p in paths
-            if (p.src_host, p.src_nic) == end and passed.get(p.label) is False
-            and (p.dst_host, p.dst_nic) not in dead
-        )
-        out[end] = NicJumbo(end[0], end[1], len(measured), failed=failed)
-    return out
 
 
 @dataclass(frozen=True)
@@ -118,13 +72,21 @@ def cabling_verdicts(
 
 
 def odd_ones(values: dict[str, str | None]) -> tuple[str | None, dict[str, str | None]]:
-    """The majority value among hosts, and the hosts that differ from it (None values ignored).
+    """The strict-majority value among hosts, and the hosts that differ from it (None values ignored).
 
-    With no strict majority (a tie) the most common value still serves as the expectation: the
-    report then names every host off it, which is what a person needs to look at.
+    Without a strict majority (a tie, or no value held by more than half) there is no expectation:
+    (None, {}) names no host, and the caller reports the split once (``split``).
     """
     seen = Counter(v for v in values.values() if v is not None)
     if not seen:
         return None, {}
-    majority, _ = seen.most_common(1)[0]
+    majority, count = seen.most_common(1)[0]
+    if count * 2 <= sum(seen.values()):
+        return None, {}
     return majority, {h: v for h, v in values.items() if v is not None and v != majority}
+
+
+def split(values: dict[str, str | None]) -> str:
+    """``2 on 6.1.0, 2 on 6.8.0``: how hosts divide over the values they reported, largest share first."""
+    seen = Counter(v for v in values.values() if v is not None)
+    return ", ".join(f"{n} on {v}" for v, n in sorted(seen.items(), key=lambda item: (-item[1], item[0])))

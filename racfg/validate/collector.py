@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from racfg.errors import CannotRunError
 from racfg.results import Result, Status
 
 
@@ -39,7 +40,8 @@ def _message(excinfo: pytest.ExceptionInfo[BaseException]) -> str:
     if isinstance(excinfo.value, AssertionError):
         text = text.split("\nassert ")[0].strip()
     first = text.splitlines()[0] if text else ""
-    return first if isinstance(excinfo.value, AssertionError) else f"{excinfo.typename}: {first}"
+    plain = isinstance(excinfo.value, (AssertionError, CannotRunError))  # CannotRunError: worded for people
+    return first if plain else f"{excinfo.typename}: {first}"
 
 
 class ResultCollector:
@@ -61,8 +63,8 @@ class ResultCollector:
             return
         target, cid, category = check_id(item)
         props = dict(item.user_properties)
-        if report.outcome == "passed":
-            status, message = Status.PASS, str(props.get("message") or "")
+        if report.outcome == "passed":  # a reading compared with nothing (verdict.info) is info, not a pass
+            status, message = Status.INFO if props.get("info") else Status.PASS, str(props.get("message") or "")
         elif report.outcome == "skipped":
             status = Status.SKIP
             message = _message(call.excinfo) if call.excinfo else "skipped"

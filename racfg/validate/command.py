@@ -27,6 +27,7 @@ from racfg.run_record import RunRecord
 from racfg.validate import CATEGORIES
 from racfg.validate.collector import ResultCollector, check_id
 from racfg.validate.context import ContextPlugin, RenderedSite, ValidateContext
+from racfg.validate.diagnosis import diagnose, plan_cables
 
 
 @dataclass
@@ -112,8 +113,11 @@ def run_validate(cluster: Cluster, options: ValidateOptions, overrides: Connecti
                           hosts_selected=hosts, switches_selected=switches, on_progress=on_progress,
                           switches_read=switches_read)
     results = run_checks(ctx, options, on_result)
+    checked = time.monotonic()
+    problems, results = diagnose(results, plan_cables(ctx.site.switches))
     report = Report("validate", cluster.name, results, elapsed=time.monotonic() - start,
-                    meta=_meta(cluster, record, overrides, options))
+                    meta=_meta(cluster, record, overrides, options), problems=problems)
+    report.meta["diagnosis_seconds"] = round(time.monotonic() - checked, 4)
     if overrides.substitutions:
         report.notes += [f"{overrides.provider}: {s}" for s in overrides.substitutions]
     record.write_json("results.json", report.as_dict())

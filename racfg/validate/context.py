@@ -20,7 +20,8 @@ import yaml
 
 from racfg.connection import NO_OVERRIDES, ConnectionOverrides
 from racfg.hostssh import HostSession, SshEndpoint
-from racfg.validate.analysis import CableEnd, CablingVerdict, NicJumbo, cabling_verdicts, jumbo_verdicts
+from racfg.validate.analysis import CableEnd, CablingVerdict, cabling_verdicts
+from racfg.validate.pathmatrix import NicPaths, Outcome, attribute
 from racfg.validate.probe import HostProbe, PingPath, host_commands, ping_paths, run_probe
 
 
@@ -89,7 +90,7 @@ class ValidateContext:
     # layers): a callable giving name -> SwitchFacts, or the exception that kept it from being read.
     switches_read: Callable[[], dict[str, Any]] | None = None
     _probes: dict[str, HostProbe] | None = None
-    _jumbo: tuple[list[PingPath], dict[tuple[str, str], NicJumbo]] | None = None
+    _jumbo: tuple[list[PingPath], dict[tuple[str, str], NicPaths]] | None = None
     _cabling: dict[tuple[str, str], CablingVerdict] | None = None
     _switch_facts: dict[str, Any] | None = None
     _sessions: dict[str, HostSession] = field(default_factory=dict)  # one per host for the whole run
@@ -209,14 +210,14 @@ class ValidateContext:
         return _each(self.switch_names, one, 16)
 
     # --- cluster-wide readings (computed once, after the probes) -------------------------------
-    def jumbo(self) -> tuple[list[PingPath], dict[tuple[str, str], NicJumbo]]:
-        """The jumbo-frame matrix and its per-NIC verdicts (see racfg.validate.analysis)."""
+    def jumbo(self) -> tuple[list[PingPath], dict[tuple[str, str], NicPaths]]:
+        """The jumbo-frame matrix and what is filed on each NIC (see racfg.validate.pathmatrix)."""
         if self._jumbo is None:
             paths = self.ping_paths()
-            passed: dict[str, bool | None] = {}
+            outcomes: dict[str, Outcome | None] = {}
             for probe in self.probes().values():
-                passed.update(probe.pings)
-            self._jumbo = (paths, jumbo_verdicts(paths, passed))
+                outcomes.update({label: Outcome(value) for label, value in probe.pings.items()})
+            self._jumbo = (paths, attribute(paths, outcomes))
         return self._jumbo
 
     def cabling(self) -> dict[tuple[str, str], CablingVerdict]:

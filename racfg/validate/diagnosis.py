@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from racfg.results.model import Result, Status, natural_key
 from racfg.results.problems import Problem
@@ -188,6 +189,13 @@ def _is_pfc(check: str) -> bool:
 
 _RULES: tuple[Callable[[_Run, list[CableEnd]], Iterator[Problem]], ...] = (
     _port_admin, _nic_admin, _carrier, _agents, _cabling, _address_and_mtu, _pfc)
+
+
+def plan_cables(switches: dict[str, dict[str, Any]]) -> list[CableEnd]:
+    """The cabling plan from the rendered switches' ``racfg_switch_ports`` (the whole plan, whatever
+    --limit selected: a fault on a selected host's cable shows at the switch too)."""
+    return [CableEnd(name, p["port"], p["host"], p["nic"]) for name, sv in switches.items()
+            for p in sv.get("racfg_switch_ports", [])]
 
 
 def diagnose(results: list[Result], cables: list[CableEnd]) -> tuple[list[Problem], list[Result]]:

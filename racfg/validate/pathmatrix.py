@@ -67,6 +67,9 @@ class NicPaths:
     def ok(self) -> bool:
         return not self.findings
 
+    def paths_text(self) -> str:
+        return f"{self.measured} path{'' if self.measured == 1 else 's'}"
+
 
 def attribute(paths: list[PingPath], outcomes: dict[str, Outcome | None]) -> dict[End, NicPaths]:
     """Every NIC on a path, with the failures filed on it. ``outcomes``: path label -> outcome, None or

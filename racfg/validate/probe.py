@@ -5,7 +5,8 @@ Running them one SSH command at a time costs a round trip each; a 17-host site w
 matrix would spend its time waiting. So the commands a host's checks need are derived from the
 rendered inventory, run as one script over the host's single connection (all hosts at once, one
 thread each), and the validators read the captured sections. The pings of the jumbo matrix run in
-parallel on their source host inside the same script.
+parallel on their source host inside the same script: a small ping first (can the destination be
+reached at all?), then, if it passed, the DF ping at the path MTU.
 """
 
 from __future__ import annotations
@@ -60,7 +61,8 @@ class HostProbe:
 
     name: str
     sections: dict[str, Section] = field(default_factory=dict)
-    pings: dict[str, bool] = field(default_factory=dict)  # PingPath.label -> passed
+    # PingPath.label -> "ok", "mtu" (small ping passes, DF ping fails) or "unreachable" (small ping fails)
+    pings: dict[str, str] = field(default_factory=dict)
     error: str | None = None
     seconds: float = 0.0
 
@@ -109,6 +111,7 @@ def host_commands(hv: dict[str, Any], gv: dict[str, Any], sysctl_keys: list[str]
         "chrony_active": "systemctl is-active chrony",
         "chrony_tracking": "chronyc -n tracking",
         "lldp": "lldpcli -f json show neighbors",
+        "lldpd_active": "systemctl is-active lldpd",
         "ofed_info": "ofed_info -s",
         "dpkg": "dpkg-query -W -f='${db:Status-Abbrev}\\t${Package}\\t${Version}\\n'",
         "rdma_devices": "ls /sys/class/infiniband",
@@ -175,9 +178,10 @@ def script(commands: dict[str, str], pings: list[PingPath]) -> str:
         lines.append(f"echo '{MARK} begin pings'")
         lines.append("( ")
         for i, p in enumerate(pings):
-            ping = (f"ping -n -q -M do -s {p.size} -c 3 -i 0.2 -W 5 -I {shlex.quote(p.src_nic)} "
-                    f"{shlex.quote(p.dst_addr)} >/dev/null 2>&1")
-            lines.append(f"  ( {ping}; echo \"{i} $?\" ) &")
+            where = f"-I {shlex.quote(p.src_nic)} {shlex.quote(p.dst_addr)} >/dev/null 2>&1"
+            small = f"ping -n -q -c 2 -i 0.2 -W 2 {where}"
+            df = f"ping -n -q -M do -s {p.size} -c 3 -i 0.2 -W 5 {where}"
+            lines.append(f"  ( {small}; a=$?; b=-; if [ $a = 0 ]; then {df}; b=$?; fi; echo \"{i} $a $b\" ) &")
         lines.append("  wait )")
         lines.append(f"echo \"{MARK} rc 0\"")
     return "\n".join(lines) + "\n"
@@ -219,9 +223,9 @@ def run_probe(host: Any, name: str, commands: dict[str, str], pings: list[PingPa
         probe.error = f"probe output of {name} incomplete (missing {', '.join(missing[:3])}; rc {result.rc})"
     ping_section = probe.sections.get("pings")
     for line in ping_section.out.splitlines() if ping_section else []:
-        index, _, rc = line.partition(" ")
+        index, small, df = ([*line.split(), "", "", ""])[:3]
         if index.isdigit() and int(index) < len(pings):
-            probe.pings[pings[int(index)].label] = rc.strip() == "0"
+            probe.pings[pings[int(index)].label] = "unreachable" if small != "0" else "ok" if df == "0" else "mtu"
     probe.seconds = time.monotonic() - start
     return probe
 

@@ -1,49 +1,9 @@
-"""The cluster-wide readings, as tables: jumbo matrix, cabling from both ends, odd hosts."""
+"""The cluster-wide readings, as tables: cabling from both ends, odd hosts; the probe script."""
 
 from __future__ import annotations
 
-from racfg.validate.analysis import CableEnd, cabling_verdicts, jumbo_verdicts, odd_ones
+from racfg.validate.analysis import CableEnd, cabling_verdicts, odd_ones
 from racfg.validate.probe import PingPath, parse_output, ping_paths, script
-
-DGX = [("dgx01", "data0"), ("dgx02", "data0"), ("dgx03", "data0")]
-STOR = [("stor01", "data0"), ("stor02", "data0"), ("stor03", "data0")]
-
-
-def matrix() -> list[PingPath]:
-    paths = [PingPath(h, n, s, sn, "198.19.0.1", 8972) for h, n in DGX + STOR for s, sn in STOR if h != s]
-    return paths
-
-
-def test_one_bad_nic_is_named_once_and_explains_its_paths():
-    paths = matrix()
-    passed = {p.label: "dgx02" not in p.label for p in paths}
-    verdicts = jumbo_verdicts(paths, passed)
-    assert verdicts[("dgx02", "data0")].dead
-    assert [v for k, v in verdicts.items() if not v.ok] == [verdicts[("dgx02", "data0")]]
-
-
-def test_a_bad_storage_port_is_named_once():
-    paths = matrix()
-    passed = {p.label: "stor03" not in p.label for p in paths}
-    verdicts = jumbo_verdicts(paths, passed)
-    assert {k for k, v in verdicts.items() if not v.ok} == {("stor03", "data0")}
-
-
-def test_a_single_bad_path_is_reported_at_its_source():
-    paths = matrix()
-    bad = "dgx01:data0->stor02:data0"
-    verdicts = jumbo_verdicts(paths, {p.label: p.label != bad for p in paths})
-    assert verdicts[("dgx01", "data0")].failed == (bad,)
-    assert verdicts[("stor02", "data0")].ok
-    assert {k for k, v in verdicts.items() if not v.ok} == {("dgx01", "data0")}
-
-
-def test_unmeasured_paths_are_not_failures():
-    paths = matrix()
-    passed = {p.label: True for p in paths if p.src_host != "stor01"}
-    verdicts = jumbo_verdicts(paths, passed)
-    assert all(v.ok for v in verdicts.values())
-
 
 CABLES = [CableEnd("sw1", "1/1", "dgx01", "data0"), CableEnd("sw1", "1/2", "dgx02", "data0"),
           CableEnd("sw1", "1/17", "stor01", "data0")]
@@ -80,6 +40,7 @@ def test_a_cable_on_the_wrong_port_is_not_called_a_swap():
 def test_odd_one_out_and_ties():
     assert odd_ones({"a": "6.1", "b": "6.1", "c": "5.10"}) == ("6.1", {"c": "5.10"})
     assert odd_ones({"a": None, "b": "x"}) == ("x", {})
+    assert odd_ones({"a": "x", "b": "y"}) == (None, {}), "a tie is no majority"
     assert odd_ones({}) == (None, {})
 
 
@@ -100,3 +61,18 @@ def test_probe_script_round_trip_and_ping_matrix():
     out = parse_output("@@racfg-probe@@ begin a\nhi\n@@racfg-probe@@ rc 0\n@@racfg-probe@@ begin b\n"
                        "@@racfg-probe@@ rc 1\n")
     assert out["a"].out == "hi" and out["a"].ok and out["b"].rc == 1
+
+
+def test_each_path_reads_small_then_df_and_tells_unreachable_from_mtu():
+    from types import SimpleNamespace
+
+    from racfg.validate.probe import run_probe
+
+    paths = [PingPath("dgx01", "data0", f"stor0{i}", "data0", f"198.19.0.2{i}", 8972) for i in (1, 2, 3)]
+    text = script({}, paths)
+    assert "ping -n -q -c 2 -i 0.2 -W 2 -I data0 198.19.0.21" in text
+    assert "if [ $a = 0 ]; then ping -n -q -M do -s 8972" in text
+    output = "@@racfg-probe@@ begin pings\n0 0 0\n1 0 1\n2 1 -\n@@racfg-probe@@ rc 0\n"
+    host = SimpleNamespace(run=lambda _script: SimpleNamespace(stdout=output, rc=0))
+    probe = run_probe(host, "dgx01", {}, paths)
+    assert probe.pings == {paths[0].label: "ok", paths[1].label: "mtu", paths[2].label: "unreachable"}

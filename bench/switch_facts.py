@@ -46,7 +46,7 @@ def start(tmp: Path, index: int, platform: str, ports: int) -> tuple[subprocess.
     cabled = {(f"Ethernet{i}" if platform == "eos" else f"1/{i}"): {
         "ifname": None, "speed_gbps": 100.0, "peer_host": f"host{i:03d}", "peer_nic": "data0"}
         for i in range(1, ports + 1, 2)}
-    cfg = {"name": name, "platform": platform, "model": "vEOS" if platform == "eos" else "bench-onyx",
+    cfg = {"name": name, "platform": platform, "model": "vEOS" if platform == "eos" else f"bench-{platform}",
            "ports_count": ports, "listen": "127.0.0.1", "ssh_port": port, "username": "admin",
            "password_file": str(pw), "state_dir": str(tmp / name), "ports": cabled}
     path = tmp / f"{name}.json"

@@ -29,9 +29,11 @@ class MellanoxDriver(SwitchDriver):
         driver should: read until the first prompt.
 
         Why: netmiko's ``mellanox_mlnxos`` driver has no session start of its own, so it inherits
-        the generic one, which sleeps a second and then reads until the channel has been quiet for
-        two more: about 2.2 s at every login, and a deploy, a validate and a drift each log in to
-        every switch. Everything else (prompts, enable, paging, config mode, save) is netmiko's.
+        the generic one (``_test_channel_read`` without a pattern), which sleeps a second and then
+        reads until the channel has been quiet for two more, on a real switch as on the lab's: the
+        time is waiting, not the switch answering (ktbyers/netmiko#1882 reports the same for
+        IOS-XR), and every switch read logs in. bench/switch_login.py measures it against netmiko's
+        driver as shipped. Everything else (prompts, enable, paging, config mode, save) is netmiko's.
         """
         from netmiko.mellanox.mellanox_mlnxos_ssh import MellanoxMlnxosSSH
 

@@ -4,6 +4,11 @@ A second ``racfg deploy`` on a site while one runs must be refused with the hold
 start time, not queue silently or interleave changes. Readers (drift, ``deploy --check``) take
 the same lock shared: any number of them run together, none runs beside a deploy. The kernel
 drops an flock when its process dies, so a crashed or killed run never leaves a stale lock.
+
+``site_change_lock`` is what commands that touch a site take: this checkout's lock (cheap, no
+network, the same message as before for a second run from one checkout) and then the site's own
+lock on its lock host (racfg.remote_lock), which binds other checkouts and other controllers.
+The lab's own lifecycle lock (``site_lock`` under the lab root) stays local: it guards this machine.
 """
 
 from __future__ import annotations
@@ -11,12 +16,16 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from racfg.connection import ConnectionOverrides
 from racfg.errors import CannotRunError
+from racfg.inventory import Cluster
+from racfg.paths import state_dir
 
 
 @contextmanager
@@ -48,6 +57,25 @@ def site_lock(directory: Path, site: str, purpose: str, *, shared: bool = False,
         yield path
     finally:
         os.close(fd)  # releases the flock
+
+
+@contextmanager
+def site_change_lock(cluster: Cluster, overrides: ConnectionOverrides, *, shared: bool = False,
+                     holder: str = "deploy") -> Iterator[None]:
+    """Hold the site's lock here and on the site for the block (``shared``: as a reader).
+
+    Raises CannotRunError (exit 3) naming the holder (controller, user, pid, start) when another
+    run, from this checkout or any other, holds it. A lock lost during the run (the lock host
+    rebooted or dropped the session) is said on stderr at the end: the run was not guarded throughout.
+    """
+    from racfg.remote_lock import held_on_site  # paramiko: only for the commands that reach a site
+
+    with site_lock(state_dir() / "locks", cluster.name, "deploy", shared=shared, holder=holder), \
+            held_on_site(cluster, overrides, holder, shared=shared, state_dir=state_dir()) as lost:
+        yield
+    if lost:
+        print(f"racfg: warning: the site lock of {cluster.name} was lost during this {holder} ({lost[0]}); "
+              "another run may have started beside it", file=sys.stderr)
 
 
 def _read_holder(fd: int) -> dict[str, object]:

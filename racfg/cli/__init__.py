@@ -5,6 +5,7 @@ from racfg.cli import deploy_cmd as _deploy_cmd  # noqa: F401
 from racfg.cli import drift_cmd as _drift_cmd  # noqa: F401
 from racfg.cli import inventory_cmd as _inventory_cmd  # noqa: F401
 from racfg.cli import lab_cmd as _lab_cmd  # noqa: F401
+from racfg.cli import lock_cmd as _lock_cmd  # noqa: F401
 from racfg.cli import smoke_cmd as _smoke_cmd  # noqa: F401
 from racfg.cli import validate_cmd as _validate_cmd  # noqa: F401
 from racfg.cli.app import app, invoke, main

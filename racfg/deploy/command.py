@@ -19,7 +19,7 @@ from racfg.deploy.preflight import run_preflight
 from racfg.deploy.view import RunView
 from racfg.errors import ExitCode
 from racfg.inventory import Cluster
-from racfg.locking import site_lock
+from racfg.locking import site_change_lock
 from racfg.paths import state_dir
 from racfg.playbook import Playbook, PlaybookTracker, Selection, stop_on_signals
 from racfg.render import connection_options, write_rendered
@@ -117,8 +117,8 @@ def run_deploy(cluster: Cluster, options: DeployOptions, title: str = "deploy",
         raise ValueError("read_facts needs check mode: a run that changes things reads them before it does")
     in_scope = switches_in_scope(cluster, options)
     run_preflight(cluster, in_scope, overrides)
-    with site_lock(state_dir() / "locks", cluster.name, "deploy", shared=options.check,
-                   holder=options.lock_holder or ("deploy --check" if options.check else "deploy")), \
+    with site_change_lock(cluster, overrides, shared=options.check,
+                          holder=options.lock_holder or ("deploy --check" if options.check else "deploy")), \
             stop_on_signals() as stop:
         record = RunRecord.create("deploy" if not options.check else "deploy-check")
         inventory_dir = record.path / "inventory"

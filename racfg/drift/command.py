@@ -26,8 +26,7 @@ from racfg.deploy.baseline import commit_baseline, list_baselines, load_baseline
 from racfg.drift.environment import Change, host_changes, switch_changes
 from racfg.drift.switchread import SwitchesRead, read_switches
 from racfg.inventory import Cluster
-from racfg.locking import site_lock
-from racfg.paths import state_dir
+from racfg.locking import site_change_lock
 from racfg.render import write_rendered
 from racfg.render.connection_options import connection_options
 from racfg.results import Report, Result, Status
@@ -201,7 +200,7 @@ def run_drift(cluster: Cluster, options: DriftOptions, overrides: ConnectionOver
               ) -> DriftRun:
     say = progress or (lambda _text: None)
     start = time.monotonic()
-    with site_lock(state_dir() / "locks", cluster.name, "deploy", shared=True, holder="drift"):
+    with site_change_lock(cluster, overrides, shared=True, holder="drift"):
         record = RunRecord.create("drift")
         timings: dict[str, float] = {}
 

@@ -16,8 +16,7 @@ from pathlib import Path
 from racfg.connection import ConnectionOverrides
 from racfg.errors import CannotRunError
 from racfg.inventory.cluster import Cluster
-from racfg.locking import site_lock
-from racfg.paths import state_dir
+from racfg.locking import site_change_lock
 from racfg.policy.budget import bandwidth_budget
 from racfg.results import Report, Result, Status
 from racfg.smoke import benchmark as bench
@@ -104,7 +103,7 @@ def run_smoke(cluster: Cluster, overrides: ConnectionOverrides, options: SmokeOp
     report = Report(command="smoke", site=cluster.name)
     started = time.monotonic()
     try:
-        lock = site_lock(state_dir() / "locks", cluster.name, "deploy", holder="smoke")
+        lock = site_change_lock(cluster, overrides, holder="smoke")
         lock.__enter__()
     except CannotRunError as exc:
         raise CannotRunError(f"smoke refused: {exc.message}", hint="a deploy changes the cluster under a "

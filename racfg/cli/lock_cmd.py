@@ -1,0 +1,79 @@
+"""``racfg lock show|break``: the site lock that deploy, drift and smoke take, seen from any controller.
+
+The lock lives on the site's lock host (racfg.remote_lock), so a run from another checkout or
+another machine shows here too. A holder whose racfg died releases the lock by itself (its SSH
+session ends, or its heartbeat stops and the lease runs out); ``break`` is for the holder that
+lingers, and for an operator who must end a live one (``--force``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from racfg.cli.app import app
+from racfg.cli.options import INVENTORY_ARG
+from racfg.cli.providers import overrides_for
+from racfg.errors import CannotRunError
+from racfg.inventory import load_cluster
+
+lock_app = typer.Typer(
+    name="lock",
+    help=("The site lock: one deploy per site at a time (drift, `deploy --check` share it as readers), "
+          "held on the site's first host so every checkout and controller sees it."),
+    no_args_is_help=True,
+)
+app.add_typer(lock_app, name="lock")
+
+
+@lock_app.command("show")
+def show(inventory: Path = INVENTORY_ARG) -> None:
+    """Say who holds the site's lock (controller, user, pid, start, command), and which holders are stale.
+
+    Read-only. Exit codes: 0 shown (held or free); 2 invalid inventory; 3 the lock host cannot be reached.
+    """
+    from racfg.remote_lock import show as read_lock
+
+    cluster = load_cluster(inventory)
+    host, holders = read_lock(cluster, overrides_for(cluster))
+    if not holders:
+        typer.echo(f"site {cluster.name}: lock free (on {host})")
+        return
+    typer.echo(f"site {cluster.name}: lock on {host} held by:")
+    for holder in holders:
+        typer.echo(f"  {holder.describe()}")
+
+
+@lock_app.command("break")
+def break_lock(
+    inventory: Path = INVENTORY_ARG,
+    force: bool = typer.Option(False, "--force", help="Also end holders that are still live (a run then goes on "
+                                                      "without the lock: only when you know it is hung)."),
+) -> None:
+    """End the stale holders of the site's lock on its lock host, saying what each one was.
+
+    A holder is stale when its shell on the lock host is gone, its controller's heartbeat stopped,
+    or its racfg on this controller is dead. Exit codes: 0 nothing left holding the lock; 2 invalid
+    inventory; 3 the lock host cannot be reached, or live holders remain (without --force).
+    """
+    from racfg.remote_lock import break_holders
+    from racfg.remote_lock import show as read_lock
+
+    cluster = load_cluster(inventory)
+    overrides = overrides_for(cluster)
+    host, holders = read_lock(cluster, overrides)
+    doomed = [h for h in holders if force or h.stale_reason]
+    live = [h for h in holders if h not in doomed]
+    if not holders:
+        typer.echo(f"site {cluster.name}: lock free (on {host}); nothing to break")
+    if doomed:
+        ended = set(break_holders(cluster, overrides, doomed))
+        for holder in doomed:
+            how = (f"ended its shell pid {holder.shell_pid} on {host}" if holder.shell_pid in ended
+                   else f"removed its leftover holder file on {host}")
+            typer.echo(f"broke: {holder.describe()}: {how}")
+    if live:
+        raise CannotRunError(f"site {cluster.name}: not broken, still live: "
+                             + "; ".join(h.describe() for h in live),
+                             hint="wait for it to finish, or pass --force if you know it is hung")

@@ -1,0 +1,151 @@
+"""The site lock across checkouts, on a lab of its own (tests/deploy/locklab.yaml): runs from two
+state directories (two checkouts, as far as racfg can tell) see each other's lock because it is
+held on the site's first host, not in either checkout.
+
+Each racfg here runs as a user runs it: the CLI in a subprocess, from its own working directory
+(so its own ``.racfg/``). Order: a deploy refused beside a deploy; a held lock that goes stale
+and is broken; two drifts that share it.
+"""
+
+from __future__ import annotations
+
+import getpass
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from labsupport import LabHandle, running_lab
+
+pytestmark = pytest.mark.lab
+
+INVENTORY = Path(__file__).resolve().parent / "locklab.yaml"
+LOCK_HOST = "lk-dgx01"
+HOLDERS = "/run/lock/racfg-locklab.*.json"
+
+
+@pytest.fixture(scope="module")
+def locklab() -> Iterator[LabHandle]:
+    with running_lab(INVENTORY, fresh=True) as handle:
+        yield handle
+
+
+def env() -> dict[str, str]:
+    clean = {k: v for k, v in os.environ.items() if k != "RACFG_STATE_DIR"}  # each run: its cwd's .racfg
+    return {**clean, "RACFG_PLAIN": "1"}
+
+
+def racfg(cwd: Path, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    cwd.mkdir(exist_ok=True)
+    return subprocess.run([sys.executable, "-m", "racfg", *args], capture_output=True, text=True, env=env(),
+                          cwd=cwd, timeout=timeout)
+
+
+def start(cwd: Path, *args: str) -> subprocess.Popen[str]:
+    cwd.mkdir(exist_ok=True)
+    return subprocess.Popen([sys.executable, "-m", "racfg", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env=env(), cwd=cwd, start_new_session=True)
+
+
+def holder_files(lab: LabHandle) -> list[str]:
+    """The holder files on the lock host, one JSON document per line."""
+    out = lab.ssh(LOCK_HOST, f"cat {HOLDERS} 2>/dev/null; true").stdout
+    return [line for line in out.splitlines() if line.strip()]
+
+
+def wait_for(what: str, condition, timeout: float = 90) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.5)
+
+
+def stop(process: subprocess.Popen[str]) -> None:
+    """Kill a run started here with its whole process group (SIGKILL: nothing of it cleans up)."""
+    if process.poll() is None:
+        os.killpg(process.pid, signal.SIGKILL)
+    process.communicate(timeout=60)
+
+
+def test_a_second_deploy_from_another_checkout_is_refused_naming_the_first(locklab: LabHandle, tmp_path: Path):
+    first = start(tmp_path / "a", "deploy", str(INVENTORY), "--yes")
+    try:
+        wait_for("the first deploy to hold the site lock", lambda: first.poll() is not None
+                 or any(f'"pid": {first.pid}' in line for line in holder_files(locklab)))
+        assert first.poll() is None, first.communicate()
+        refused = racfg(tmp_path / "b", "deploy", str(INVENTORY), "--yes")
+        assert refused.returncode == 3, refused.stdout[-2000:] + refused.stderr[-2000:]
+        assert "another racfg run holds site locklab" in refused.stderr
+        who = f"deploy (exclusive) by {getpass.getuser()}@{socket.gethostname()} pid {first.pid}, started "
+        assert who in refused.stderr, refused.stderr
+        assert f"state {tmp_path / 'a' / '.racfg'}" in refused.stderr
+        assert f"held on {LOCK_HOST}" in refused.stderr
+        runs = tmp_path / "b" / ".racfg" / "runs"
+        assert not runs.exists() or not any(runs.iterdir())  # refused before its run began
+    finally:
+        stop(first)  # SIGKILL: the holder's SSH session dies with it, and so does its flock
+    wait_for("the killed holder's lock to be released",
+             lambda: "lock free" in racfg(tmp_path, "lock", "show", str(INVENTORY)).stdout, timeout=30)
+    assert holder_files(locklab) == []
+
+
+HOLD = """
+import sys, time
+from racfg.cli.providers import overrides_for
+from racfg.inventory import load_cluster
+from racfg.locking import site_change_lock
+cluster = load_cluster(sys.argv[1])
+with site_change_lock(cluster, overrides_for(cluster), holder="deploy"):
+    print("held", flush=True)
+    time.sleep(600)
+"""
+
+
+def test_a_frozen_holder_goes_stale_and_break_says_what_it_ended(locklab: LabHandle, tmp_path: Path):
+    """A holder whose controller froze (SIGSTOP: its SSH session stays open, its heartbeat stops)."""
+    (tmp_path / "c").mkdir()
+    holder = subprocess.Popen([sys.executable, "-c", HOLD, str(INVENTORY)], stdout=subprocess.PIPE, text=True,
+                              env=env(), cwd=tmp_path / "c", start_new_session=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        shown = racfg(tmp_path, "lock", "show", str(INVENTORY))
+        assert shown.returncode == 0 and f"pid {holder.pid}," in shown.stdout and "stale" not in shown.stdout
+        live = racfg(tmp_path, "lock", "break", str(INVENTORY))
+        assert live.returncode == 3 and "not broken, still live" in live.stderr, live.stdout + live.stderr
+        os.kill(holder.pid, signal.SIGSTOP)
+        wait_for("the frozen holder to be reported stale",
+                 lambda: "[stale: no heartbeat" in racfg(tmp_path, "lock", "show", str(INVENTORY)).stdout, timeout=40)
+        broken = racfg(tmp_path, "lock", "break", str(INVENTORY))
+        assert broken.returncode == 0, broken.stdout + broken.stderr
+        line = next(line for line in broken.stdout.splitlines() if line.startswith("broke: "))
+        assert f"{getpass.getuser()}@{socket.gethostname()} pid {holder.pid}, started " in line
+        assert "ended its shell pid " in line and f" on {LOCK_HOST}" in line
+        assert "lock free" in racfg(tmp_path, "lock", "show", str(INVENTORY)).stdout
+        assert holder_files(locklab) == []
+    finally:
+        stop(holder)
+
+
+def test_drifts_share_the_lock_and_a_deploy_beside_them_is_refused(locklab: LabHandle, tmp_path: Path):
+    drifts = [start(tmp_path / name, "drift", str(INVENTORY)) for name in ("d1", "d2")]
+    try:
+        wait_for("both drifts to hold the lock at once",
+                 lambda: sum('"mode": "shared"' in line for line in holder_files(locklab)) == 2
+                 or any(d.poll() is not None for d in drifts), timeout=120)
+        assert all(d.poll() is None for d in drifts), [d.communicate() for d in drifts]
+        refused = racfg(tmp_path / "e", "deploy", str(INVENTORY), "--yes")
+        assert refused.returncode == 3
+        assert all(f"drift (shared) by {getpass.getuser()}@{socket.gethostname()} pid {d.pid}," in refused.stderr
+                   for d in drifts), refused.stderr
+        outputs = [d.communicate(timeout=600) for d in drifts]
+    finally:
+        for d in drifts:
+            stop(d)
+    for d, (out, err) in zip(drifts, outputs, strict=True):
+        # drift of a site never deployed finds drift (1); what matters: it ran, not refused (3)
+        assert d.returncode in (0, 1), out[-2000:] + err[-2000:]

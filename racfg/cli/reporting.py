@@ -16,14 +16,14 @@ from racfg.results.render import print_report, render_report, write_reports
 
 
 def emit(report: Report, fmt: ResultFormat, output: Path | None, record_dir: Path | None,
-         verbose: bool = False) -> int:
+         verbose: bool = False, show_skips: bool = False) -> int:
     """Print the report, write its files (run record, --output) and return its exit code."""
     if record_dir is not None:
         write_reports(report, record_dir)
     if output is not None:
         write_reports(report, output)
     if fmt is ResultFormat.table:
-        print_report(report, verbose=verbose)
+        print_report(report, verbose=verbose, show_skips=show_skips)
         if output is not None:
             say(f"reports written to {output}/ (report.html opens in a browser)")
     else:

@@ -32,13 +32,16 @@ def validate(
     fmt: ResultFormat = FORMAT_OPTION,
     output: Path = OUTPUT_OPTION,
     verbose: bool = VERBOSE_OPTION,
+    show_skips: bool = typer.Option(False, "--show-skips", envvar="RACFG_SHOW_SKIPS",
+                                    help="List each skipped check (by default skips are one line per reason)."),
 ) -> None:
     """Check that every host, NIC, cable and switch port is what the inventory says.
 
     Hosts are checked over SSH by the pytest-testinfra validators (one connection per host,
     all hosts at once); switches through the switch drivers' facts; cables from both ends with
-    LLDP. Each failure names the target, the check, expected and actual, and the fix (the deploy
-    command, or the operator action). Read-only: nothing is changed on any host or switch.
+    LLDP. Failures are grouped into problems, one per root cause (a port shut, a NIC down, lldpd
+    stopped, an address moved, an MTU), each with its evidence, the failures it explains and one
+    fix. Read-only: nothing is changed on any host or switch.
     """
     from racfg.validate.command import ValidateOptions, run_validate  # pytest and paramiko: only here
 
@@ -56,4 +59,4 @@ def validate(
 
     report, record = run_validate(cluster, ValidateOptions(limit, list(check or []), list(category or [])), overrides,
                                   on_progress=progress)
-    raise typer.Exit(emit(report, fmt, output, record.path, verbose))
+    raise typer.Exit(emit(report, fmt, output, record.path, verbose, show_skips))

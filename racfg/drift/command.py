@@ -122,9 +122,12 @@ def state_layer(cluster: Cluster, options: DriftOptions, overrides: ConnectionOv
     for r in report.results:
         target, _, rest = r.check.partition("/")
         data = {**r.data, "sign": "~", "validate_check": r.check}
+        problem = report.problem_of(r)  # validate's diagnosis: the plan shows problems first
+        if problem is not None:
+            data["problem"] = {"id": problem.id, "cause": problem.cause, "fix": problem.fix, "root": problem.root}
         message = r.message if r.status is not Status.FAIL else f"{rest}: {r.message}"
         out.append(Result(r.target, f"{target}/state/{rest}", "state", r.status, message, r.expected, r.actual,
-                          r.fix, r.seconds, data))
+                          r.fix, r.seconds, data, cause=r.cause))
     return out
 
 

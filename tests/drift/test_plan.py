@@ -56,3 +56,30 @@ def test_junit_of_a_drift_report_parses(tmp_path):
     assert sum(s.failures for s in suites.values()) == 4
     cases = [case for suite in xml for case in suite]
     assert {c.classname for c in cases} == {"config", "state", "environment"}
+
+
+def test_problems_come_first_with_the_state_differences_they_explain():
+    report = drift_report()
+    problem = {"id": "host_mtu:dgx01:data0", "cause": "dgx01:data0 MTU 1500, the inventory says 9000",
+               "fix": "racfg deploy site.yaml --limit dgx01 --tags fabric", "root": "dgx01/network/mtu[data0]"}
+    report.results = [Result(r.target, r.check, r.category, r.status, r.message, r.expected, r.actual, r.fix,
+                             data={**r.data, "problem": problem}, cause=problem["id"])
+                      if r.check == "dgx01/state/network/mtu[data0]" else r for r in report.results]
+    lines = render_plan(report).splitlines()
+    start = lines.index("1 problem (validate's diagnosis of the state):")
+    assert lines[start + 1:start + 4] == ["  1. dgx01:data0 MTU 1500, the inventory says 9000 [host_mtu:dgx01:data0]",
+                                          "     fix: racfg deploy site.yaml --limit dgx01 --tags fabric",
+                                          "     explains: dgx01/state/network/mtu[data0]"]
+    assert start < lines.index("dgx01")
+    assert not any(line.startswith("  ~ [state]") for line in lines), "a held difference is shown once, there"
+
+
+def test_a_clean_plan_is_at_most_ten_lines_however_many_checks_skipped():
+    skips = [Result(f"dgx{i:02}", f"dgx{i:02}/state/gpu/{c}", "state", Status.SKIP, f"no GPUs on dgx{i:02}")
+             for i in range(1, 20) for c in ("count", "model", "nvlink")]
+    report = Report("drift", "lab", [Result("dgx01", "dgx01/config/plan", "config", Status.PASS, "nothing"), *skips],
+                    notes=["lab: no GPUs"])
+    lines = render_plan(report).splitlines()
+    assert len(lines) <= 10, lines
+    assert "  57 checks skipped for 1 reason (each in the reports: racfg drift --output DIR, or --format json)" in lines
+    assert lines[-1].startswith("Plan: no drift.")

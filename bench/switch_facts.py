@@ -51,7 +51,9 @@ def start(tmp: Path, index: int, platform: str, ports: int) -> tuple[subprocess.
            "password_file": str(pw), "state_dir": str(tmp / name), "ports": cabled}
     path = tmp / f"{name}.json"
     path.write_text(json.dumps(cfg))
-    proc = subprocess.Popen([sys.executable, "-m", "racfg.lab.switchcli", "--config", str(path)])
+    # its stdout is the switch's log (a line per login): not the benchmark's output
+    proc = subprocess.Popen([sys.executable, "-m", "racfg.lab.switchcli", "--config", str(path)],
+                            stdout=subprocess.DEVNULL)
     return proc, SwitchTarget(name, platform, "127.0.0.1", port, "admin", PASSWORD)
 
 

@@ -132,3 +132,13 @@ def test_a_lab_url_the_lab_cannot_serve_is_refused_naming_why(tmp_path: Path, so
 def test_other_sources_are_not_the_labs(tmp_path: Path, source: str) -> None:
     cluster = load_cluster(_inventory(tmp_path, source))
     assert mlnxofed.source_problem(cluster) is None and mlnxofed.lab_source(cluster) is None
+
+
+def test_lab_up_refuses_a_lab_url_it_cannot_serve_before_building_anything(tmp_path: Path) -> None:
+    from racfg.errors import UsageError
+    from racfg.lab.lifecycle import _check_labbable
+
+    cluster = load_cluster(_inventory(tmp_path, "https://198.18.74.1/MLNX_OFED_LINUX-9.9-1.0.0.0-debian12-x86_64.tgz"))
+    with pytest.raises(UsageError, match=r"cannot build a lab: software\.ofed\.source https://198\.18\.74\.1/.*http"):
+        _check_labbable(cluster)
+    _check_labbable(load_cluster(INVENTORY))  # the served URL is fine

@@ -87,11 +87,26 @@ def _roles(metafunc: pytest.Metafunc) -> set[str] | None:
     return set(marker.args) if marker else None
 
 
+def _applies(metafunc: pytest.Metafunc, group_vars: dict) -> bool:
+    """``applies(fabric=..., not_fabric=..., declared=...)``: a check that cannot apply to the site
+    (InfiniBand checks on an Ethernet fabric, array checks with no array) is not generated at all:
+    a skip per host would be noise that says nothing about the site."""
+    marker = metafunc.definition.get_closest_marker("applies")
+    if marker is None:
+        return True
+    fabric = (group_vars.get("racfg_fabric") or {}).get("type")
+    want, never, declared = (marker.kwargs.get(k) for k in ("fabric", "not_fabric", "declared"))
+    return (not want or fabric == want) and (not never or fabric != never) and (not declared or
+                                                                              bool(group_vars.get(declared)))
+
+
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     ctx = metafunc.config.stash[CTX]
     roles = _roles(metafunc)
     hosts = [(n, ctx.host_vars(n)) for n in ctx.host_names]
     hosts = [(n, hv) for n, hv in hosts if roles is None or hv.get("racfg_role") in roles]
+    if not _applies(metafunc, ctx.site.group_vars):
+        hosts = []
     subjects: list[Subject] | None = None
     name = next((f for f in ("node", "nic", "drive", "sysctl", "package", "attribute", "switch", "port")
                  if f in metafunc.fixturenames), None)

@@ -1,13 +1,13 @@
 """The external storage array's export, when the inventory declares one (``array:``): mounted on every
 GPU server at the declared point, from the declared server and export, with the declared options the
-kernel reports. No array declared: every check is skipped and says so."""
+kernel reports. No array declared: no checks (they cannot apply to the site)."""
 
 from __future__ import annotations
 
 import pytest
 
 FIX_TAGS = "nfs_client"
-pytestmark = pytest.mark.roles("dgx")
+pytestmark = [pytest.mark.roles("dgx"), pytest.mark.applies(declared="racfg_array")]
 
 
 def _array(ctx):

@@ -33,6 +33,7 @@ def test_jumbo_frames(nic, probe, verdict, ctx):
                    fix=fix)
 
 
+@pytest.mark.applies(not_fabric="infiniband")
 def test_lldp_neighbour(nic, probe, verdict, ctx):
     if ctx.site.group_vars.get("racfg_fabric", {}).get("type") == "infiniband":
         pytest.skip("InfiniBand has no LLDP: cabling is checked from the subnet manager's view (ibnetdiscover)")

@@ -48,6 +48,7 @@ def _ib(ctx):
     return ctx.site.group_vars["racfg_fabric"]
 
 
+@pytest.mark.applies(fabric="infiniband")
 def test_ib_ports_active(node, probe, verdict, ctx):
     _ib(ctx)
     every = _ports(probe)
@@ -61,6 +62,7 @@ def test_ib_ports_active(node, probe, verdict, ctx):
                    fix=f"check the IB cables of {node.target} and the subnet manager")
 
 
+@pytest.mark.applies(fabric="infiniband")
 def test_ib_mtu(node, probe, verdict, ctx):
     fabric = _ib(ctx)
     want = int(fabric.get("ib_mtu") or 4096)
@@ -70,6 +72,7 @@ def test_ib_mtu(node, probe, verdict, ctx):
                    fix="set the IB MTU on the switch (racfg deploy --tags switch) and the subnet manager partition")
 
 
+@pytest.mark.applies(fabric="infiniband")
 def test_ib_rate(node, probe, verdict, ctx):
     fabric = _ib(ctx)
     want = float(fabric.get("speed_gbps") or 100)
@@ -81,6 +84,7 @@ def test_ib_rate(node, probe, verdict, ctx):
                    fix=f"check the cable and switch port speed of {node.target}")
 
 
+@pytest.mark.applies(fabric="infiniband")
 def test_ipoib_mode(nic, probe, verdict, ctx):
     fabric = _ib(ctx)
     want = fabric.get("ipoib_mode") or "datagram"

@@ -58,6 +58,7 @@ def test_chronyd_running(node, probe, verdict):
     verdict.expect("active", _agent_state(probe, "chrony_active"))
 
 
+@pytest.mark.applies(not_fabric="infiniband")
 @pytest.mark.roles("dgx", "storage")
 def test_lldpd_running(node, probe, verdict, ctx):
     """The agent the LLDP checks read through (and that announces the host to its switch)."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 FIX_TAGS = "weka"
+pytestmark = pytest.mark.applies(declared="racfg_weka")
 
 
 def _weka(ctx, probe, key, verdict):

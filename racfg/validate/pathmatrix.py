@@ -35,11 +35,9 @@ class PathFinding:
     nic: str
     role: str
     outcomes: tuple[tuple[str, Outcome], ...]  # (path label, outcome) of the failing paths it explains
-
-    @property
-    def kind(self) -> Outcome:
-        kinds = {o for _, o in self.outcomes}
-        return Outcome.MTU if kinds == {Outcome.MTU} else Outcome.UNREACHABLE
+    # MTU when every failing path it alone explains is MTU (a path whose far end is named too, e.g. to an
+    # unreachable destination, says nothing about this end's kind); else unreachable
+    kind: Outcome = Outcome.UNREACHABLE
 
     def describe(self, size: int) -> str:
         n = len(self.outcomes)
@@ -103,10 +101,13 @@ def attribute(paths: list[PingPath], outcomes: dict[str, Outcome | None]) -> dic
         role = "both" if end in as_dst and end in as_src else "destination" if end in as_dst else "source"
         ps = [p for p in known if fails(p) and ((role != "source" and _dst(p) == end)
                                                 or (role != "destination" and _src(p) == end))]
-        found.setdefault(end, []).append(PathFinding(end[0], end[1], role, _outcomes(ps, outcomes)))
+        alone = [p for p in ps if (_src(p) if _dst(p) == end else _dst(p)) not in as_src | as_dst] or ps
+        found.setdefault(end, []).append(PathFinding(end[0], end[1], role, _outcomes(ps, outcomes),
+                                                     _kind(alone, outcomes)))
     for p in known:
         if fails(p) and _dst(p) not in as_dst and _src(p) not in as_src:
-            found.setdefault(_src(p), []).append(PathFinding(p.src_host, p.src_nic, "path", _outcomes([p], outcomes)))
+            found.setdefault(_src(p), []).append(PathFinding(p.src_host, p.src_nic, "path", _outcomes([p], outcomes),
+                                                             _kind([p], outcomes)))
     ends = sorted({_src(p) for p in paths} | {_dst(p) for p in paths})
     return {end: NicPaths(end[0], end[1], len(inbound.get(end, [])) + len(outbound.get(end, [])),
                           tuple(found.get(end, ()))) for end in ends}
@@ -118,6 +119,10 @@ def _src(p: PingPath) -> End:
 
 def _dst(p: PingPath) -> End:
     return (p.dst_host, p.dst_nic)
+
+
+def _kind(ps: list[PingPath], outcomes: dict[str, Outcome | None]) -> Outcome:
+    return Outcome.MTU if all(outcomes[p.label] == Outcome.MTU for p in ps) else Outcome.UNREACHABLE
 
 
 def _outcomes(ps: list[PingPath], outcomes: dict[str, Outcome | None]) -> tuple[tuple[str, Outcome], ...]:

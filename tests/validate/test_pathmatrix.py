@@ -108,3 +108,14 @@ def test_paths_of_an_unprobed_source_count_nowhere() -> None:
     verdicts = attribute(paths, known)
     assert failing(verdicts) == {}
     assert verdicts[("dgx03", "data0")].measured == 0
+
+
+def test_an_ends_kind_is_read_from_the_paths_it_alone_explains() -> None:
+    """dgx02 at MTU 1500 while stor01 is down: dgx02's path to stor01 fails unreachable, but that is
+    stor01's; what dgx02 alone explains is MTU."""
+    paths = lab_paths()
+    bad = {p.label: UNREACHABLE for p in paths if "stor01" in (p.src_host, p.dst_host)}
+    bad |= {p.label: MTU for p in paths if p.src_host == "dgx02" and p.dst_host != "stor01"}
+    verdicts = attribute(paths, outcomes(paths, bad))
+    assert failing(verdicts) == {"dgx02": [("source", "mtu")], "stor01": [("both", "unreachable")]}
+    assert len(verdicts[("dgx02", "data0")].findings[0].outcomes) == 3

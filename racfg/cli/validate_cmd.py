@@ -34,6 +34,8 @@ def validate(
     verbose: bool = VERBOSE_OPTION,
     show_skips: bool = typer.Option(False, "--show-skips", envvar="RACFG_SHOW_SKIPS",
                                     help="List each skipped check (by default skips are one line per reason)."),
+    deep: bool = typer.Option(False, "--deep", envvar="RACFG_DEEP",
+                              help="GPU servers: DCGM's level-2 diagnostic (minutes) instead of level 1 (seconds)."),
 ) -> None:
     """Check that every host, NIC, cable and switch port is what the inventory says.
 
@@ -57,6 +59,7 @@ def validate(
         if live:
             typer.echo(f"  {status:8} {target}", err=True)
 
-    report, record = run_validate(cluster, ValidateOptions(limit, list(check or []), list(category or [])), overrides,
+    report, record = run_validate(cluster, ValidateOptions(limit, list(check or []), list(category or []), deep),
+                                  overrides,
                                   on_progress=progress)
     raise typer.Exit(emit(report, fmt, output, record.path, verbose, show_skips))

@@ -35,6 +35,7 @@ class ValidateOptions:
     limit: str | None = None  # hosts, switches or groups (dgx, storage, switches), comma separated
     checks: list[str] = field(default_factory=list)  # globs on check ids
     categories: list[str] = field(default_factory=list)
+    deep: bool = False  # the GPU checks run DCGM's level-2 diagnostic (minutes) instead of level 1
 
 
 def select(cluster: Cluster, limit: str | None) -> tuple[list[str] | None, list[str] | None]:
@@ -112,6 +113,8 @@ def run_validate(cluster: Cluster, options: ValidateOptions, overrides: Connecti
     ctx = ValidateContext(RenderedSite.load(rendered), inventory_display=cluster.display, overrides=overrides,
                           hosts_selected=hosts, switches_selected=switches, on_progress=on_progress,
                           switches_read=switches_read)
+    if options.deep:  # read by racfg.validate.probe.gpu_commands and validators/test_gpu.py
+        ctx.site.group_vars["racfg_validate_deep"] = True
     results = run_checks(ctx, options, on_result)
     checked = time.monotonic()
     problems, results = diagnose(results, plan_cables(ctx.site.switches))

@@ -64,8 +64,9 @@ def _nic(cable: CableEnd, category: str, func: str) -> str:
 
 
 def _link_symptoms(cable: CableEnd) -> list[str]:
-    """What a dead link fails beyond itself: both ends' state and LLDP, and the paths through the NIC."""
-    return [_port(cable, "port_oper_up"), _nic(cable, "network", "carrier"), _port(cable, "port_lldp_neighbour"),
+    """What a dead link fails beyond itself: both ends' state, speed and LLDP, and the paths through the NIC."""
+    return [_port(cable, "port_oper_up"), _nic(cable, "network", "carrier"), _port(cable, "port_speed"),
+            _nic(cable, "network", "speed"), _port(cable, "port_lldp_neighbour"),
             _nic(cable, "fabric", "lldp_neighbour"), _nic(cable, "fabric", "jumbo_frames")]
 
 
@@ -119,7 +120,7 @@ def _cabling(run: _Run, cables: list[CableEnd]) -> Iterator[Problem]:
     """A swapped pair is one problem (each port hears the other's host, per expected/actual); any other
     wrong or missing neighbour is one per cable."""
     by_description = {f"{c.host}:{c.nic}": c for c in cables}
-    for c in cables:
+    for c in sorted(cables, key=lambda c: (natural_key(c.switch), natural_key(c.port))):  # a pair: lower port first
         root = run.open(_port(c, "port_lldp_neighbour")) or run.open(_nic(c, "fabric", "lldp_neighbour"))
         if root is None:
             continue

@@ -103,6 +103,8 @@ def test_swapped_cables_are_one_problem_from_expected_and_actual() -> None:
     assert problem.id == "cabling:sw1:1/2+1/18"
     assert problem.cause == "cables swapped at sw1: 1/2 has stor02:data0 and 1/18 has dgx02:data0"
     assert problem.fix == "swap the cables" and len(problem.symptoms) == 3
+    (again,), _ = diagnose(results, list(reversed(CABLES)))
+    assert again == problem, "the id does not depend on the order of the cabling plan"
 
 
 def test_a_host_nic_set_down_is_told_from_a_dead_cable() -> None:

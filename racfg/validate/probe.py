@@ -154,13 +154,15 @@ def host_commands(hv: dict[str, Any], gv: dict[str, Any], sysctl_keys: list[str]
 
 
 def gpu_commands(deep: bool = False) -> dict[str, str]:
-    """What the GPU checks read. The kernel log since boot for Xids: journald's (exact boot), else the
-    ring buffer; exit 3 when neither can be read, so "no Xid" is never an unread log. DCGM's diagnostic
+    """What the GPU checks read. The kernel log since boot for Xids where the NVIDIA kernel module is
+    loaded (only it logs them; a host without it is not read): journald's (exact boot), else the ring
+    buffer; exit 3 when neither can be read, so "no Xid" is never an unread log. DCGM's diagnostic
     where dcgmi is installed (exit 127 otherwise): level 1 takes seconds, level 2 (``--deep``) minutes."""
     return {
         "nvidia_smi": "nvidia-smi -q -x",
         "nvlink": "nvidia-smi nvlink --status",
-        "xid": "log=$(journalctl -k -b -q --no-pager 2>/dev/null || dmesg 2>&1) || exit 3; "
+        "xid": "[ -d /proc/driver/nvidia ] || exit 0; "
+               "log=$(journalctl -k -b -q --no-pager 2>/dev/null || dmesg 2>&1) || exit 3; "
                "printf '%s\\n' \"$log\" | grep -E 'NVRM: Xid|SXid' || true",
         "dcgm": "command -v dcgmi >/dev/null || { echo 'dcgmi: not found'; exit 127; }; "
                 f"dcgmi diag -r {2 if deep else 1}",

@@ -14,6 +14,7 @@ and never blocks another drift.
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -69,6 +70,18 @@ def _deploy_fix(cluster: Cluster, target: str, tags: str | None = None) -> str:
     return f"racfg deploy {cluster.display} --limit {target}" + (f" --tags {tags}" if tags else "")
 
 
+def owning_role(task: str) -> str | None:
+    """The role whose tag repairs ``task`` (``role : name``): the role a shared task ran for when its name
+    says so (common's package tasks end ``(role ofed)`` when ofed included them), else its own role."""
+    found = _FOR_ROLE.search(task)
+    if found:
+        return found.group(1)
+    return task.split(" : ", 1)[0] if " : " in task else None
+
+
+_FOR_ROLE = re.compile(r"\(role ([a-z_]+)\)$")
+
+
 # --- config ------------------------------------------------------------------------------------
 
 def config_layer(cluster: Cluster, options: DriftOptions, overrides: ConnectionOverrides,
@@ -97,7 +110,7 @@ def config_layer(cluster: Cluster, options: DriftOptions, overrides: ConnectionO
             results.append(Result(name, f"{name}/config/plan", "config", Status.ERROR,
                                   f"could not plan this host: {problem}"))
         for task in host.get("changes", []):
-            role = task.split(" : ", 1)[0] if " : " in task else None
+            role = owning_role(task)
             results.append(Result(
                 name, f"{name}/config/{task}", "config", Status.FAIL, f"would change: {task}",
                 expected="as deployed", actual="would change", fix=_deploy_fix(cluster, name, role),

@@ -83,3 +83,13 @@ def test_a_clean_plan_is_at_most_ten_lines_however_many_checks_skipped():
     assert len(lines) <= 10, lines
     assert "  57 checks skipped for 1 reason (each in the reports: racfg drift --output DIR, or --format json)" in lines
     assert lines[-1].startswith("Plan: no drift.")
+
+
+def test_a_shared_task_is_fixed_with_the_tag_of_the_role_it_ran_for():
+    from racfg.drift.command import owning_role
+
+    assert owning_role("common : Report the packages a run would install (role ofed)") == "ofed"
+    assert owning_role("common : Report the packages a run would install (role nfs_client)") == "nfs_client"
+    assert owning_role("common : Report the packages a run would install (role common)") == "common"
+    assert owning_role("fabric : Reconfigure the changed NICs") == "fabric"
+    assert owning_role("Gathering Facts") is None

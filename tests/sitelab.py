@@ -305,7 +305,8 @@ FAULTS: tuple[Fault, ...] = (
           errors=_layers(("stor02", "config"))),  # nvme_storage: "Check each free drive exists as a block device"
     Fault("chrony stopped",
           lambda s: s.lab.ssh("dgx02", "systemctl stop chrony"), _start_chrony,
-          _layers(("dgx02", "config"), ("dgx02", "state"))),
+          _layers(("dgx02", "config"), ("dgx02", "state")),
+          errors=_layers(("dgx02", "state"))),  # validate: the clock cannot be read while chronyd is down
     Fault("switch config changed, not saved",
           lambda s: s.switch_cli(["interface ethernet 1/30", "shutdown", "exit"], save=False),
           _restore_port30,

@@ -5,13 +5,13 @@ reached at all (address, link, port); small passes and DF fails: the MTU. One ba
 path through it, so the matrix is read as a whole: a destination whose inbound paths all fail is
 named once as the destination (even when its own outbound paths pass), a source whose outbound
 paths all fail likewise, and a failing path neither end explains is named as that path. A sender
-that is healthy is never the target of a failure: the old row/column reading, which named a NIC only
-when every path through it failed both ways, blamed every sender of a host that only receives badly.
+that is healthy is never the target of a failure, even when every destination it sends to is broken:
+the old row/column reading, which named a NIC only when every path through it failed both ways,
+blamed every sender of a host that only receives badly.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -80,22 +80,16 @@ def attribute(paths: list[PingPath], outcomes: dict[str, Outcome | None]) -> dic
         outbound.setdefault(_src(p), []).append(p)
 
     def fails(p: PingPath) -> bool:
-        return outcomes[p.label] is not Outcome.OK
+        return outcomes[p.label] != Outcome.OK
 
-    def named(side: dict[End, list[PingPath]], other: dict[End, list[PingPath]],
-              far: Callable[[PingPath], End]) -> set[End]:
-        """Ends whose every path on ``side`` fails; a lone path only when its far end passes elsewhere
-        (else the matrix cannot tell which end, and the path is named as itself)."""
-        out = set()
-        for end, ps in side.items():
-            if not all(fails(p) for p in ps):
-                continue
-            if len(ps) >= 2 or any(not fails(q) for q in other.get(far(ps[0]), []) if q is not ps[0]):
-                out.add(end)
-        return out
-
-    as_dst = named(inbound, outbound, _src)
-    as_src = named(outbound, inbound, _dst)
+    # Candidates: every path on that side fails. A candidate is named only with evidence of its own:
+    # a failing path whose far end is not itself a candidate. A sender whose every destination is
+    # broken (or a destination all of whose senders are) is explained by them, not named; where
+    # neither end of a path has such evidence (a one-path site), the path is named as itself.
+    cand_dst = {end for end, ps in inbound.items() if all(fails(p) for p in ps)}
+    cand_src = {end for end, ps in outbound.items() if all(fails(p) for p in ps)}
+    as_dst = {end for end in cand_dst if any(_src(p) not in cand_src for p in inbound[end])}
+    as_src = {end for end in cand_src if any(_dst(p) not in cand_dst for p in outbound[end])}
     found: dict[End, list[PathFinding]] = {}
     for end in sorted(as_dst | as_src):
         role = "both" if end in as_dst and end in as_src else "destination" if end in as_dst else "source"

@@ -119,3 +119,13 @@ def test_an_ends_kind_is_read_from_the_paths_it_alone_explains() -> None:
     verdicts = attribute(paths, outcomes(paths, bad))
     assert failing(verdicts) == {"dgx02": [("source", "mtu")], "stor01": [("both", "unreachable")]}
     assert len(verdicts[("dgx02", "data0")].findings[0].outcomes) == 3
+
+
+def test_a_sender_whose_every_destination_is_broken_is_not_named() -> None:
+    """stor02 answering on a moved address and stor03 behind a port at MTU 1500: stor01 sends only to
+    those two, so all its outbound paths fail; they are theirs, and stor01 is healthy."""
+    paths = lab_paths()
+    bad = {p.label: UNREACHABLE for p in paths if p.dst_host == "stor02"}
+    bad |= {p.label: MTU for p in paths if "stor03" in (p.src_host, p.dst_host) and p.label not in bad}
+    verdicts = attribute(paths, outcomes(paths, bad))
+    assert failing(verdicts) == {"stor02": [("destination", "unreachable")], "stor03": [("both", "mtu")]}

@@ -56,10 +56,10 @@ def clean_host(lab: testing.LabHandle) -> Iterator[None]:
     remove()
 
 
-def deploy(inventory: Path, tmp_path: Path) -> tuple[subprocess.CompletedProcess[str], dict]:
+def deploy(inventory: Path, tmp_path: Path, *args: str) -> tuple[subprocess.CompletedProcess[str], dict]:
     env = {**os.environ, "RACFG_STATE_DIR": str(tmp_path / "state"), "RACFG_PLAIN": "1"}
-    proc = subprocess.run([str(RACFG), "deploy", str(inventory), "--yes", "--tags", "ofed",
-                           "--format", "json"], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600)
+    proc = subprocess.run([str(RACFG), "deploy", str(inventory), "--yes", "--tags", "ofed", "--format", "json",
+                           *args], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600)
     try:
         hosts = {h["host"]: h for h in json.loads(proc.stdout)["hosts"]}
     except (ValueError, KeyError):
@@ -107,7 +107,16 @@ def test_a_tarball_of_another_release_is_refused_before_any_change(lab, clean_ho
 
 
 def test_installs_from_the_labs_http_server_then_changes_nothing(lab, clean_host, tmp_path: Path) -> None:
+    """--check reads the tarball, reports the install and changes nothing; the run installs and
+    verifies it; the next run changes nothing and does not even read the tarball."""
     path = URL.removeprefix(SERVER + "/")
+    before = sh(lab, HOST_STATE)
+    check, hosts = deploy(INVENTORY, tmp_path, "--check")
+    assert check.returncode == 0, check.stdout[-3000:] + check.stderr[-3000:]
+    assert "ofed : Report the MLNX_OFED install a run would do" in hosts[HOST]["changes"], hosts
+    assert sh(lab, HOST_STATE) == before
+    assert len(served_requests(path)) == 1  # the release read from the stream
+
     first, hosts = deploy(INVENTORY, tmp_path)
     text = " ".join((first.stdout + first.stderr).split())
     assert first.returncode == 0, text[-3000:]
@@ -117,14 +126,14 @@ def test_installs_from_the_labs_http_server_then_changes_nothing(lab, clean_host
     assert sh(lab, f"cat {mlnxofed.INSTALL_LOG}") == "--without-fw-update --force"
     assert sh(lab, f"dpkg-query -W -f='${{Status}}' {mlnxofed.PACKAGE}") == "install ok installed"
     assert sh(lab, f"ls {WORKDIR}/MLNX_OFED_LINUX-{PIN}-debian12-x86_64") == "DEBS\ndistro\nmlnxofedinstall"
-    # read (its release) then downloaded (to unpack) by the host, over the management network
-    assert len([r for r in served_requests(path) if r.startswith("198.18.74.11 ") and '" 200 ' in r]) == 2
+    # read (its release) then downloaded (to unpack) by the host, over the management network (+1: --check)
+    assert len([r for r in served_requests(path) if r.startswith("198.18.74.11 ") and '" 200 ' in r]) == 3
 
     again, hosts = deploy(INVENTORY, tmp_path)
     assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
     assert hosts[HOST]["changed"] == 0 and hosts[HOST]["failed"] == 0, hosts
     assert sh(lab, f"cat {mlnxofed.INSTALL_LOG}") == "--without-fw-update --force"  # the installer ran once
-    assert len(served_requests(path)) == 2  # the second deploy did not even read the tarball
+    assert len(served_requests(path)) == 3  # the second deploy did not even read the tarball
 
 
 def test_lab_down_stops_the_http_server_and_removes_its_files(lab) -> None:

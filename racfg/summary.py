@@ -59,11 +59,17 @@ def bill_of_materials(cluster: Cluster) -> list[BomRow]:
         rate = f"{gbytes / array.count:g} GB/s mixed I/O{mix} each; " if gbytes else ""
         rows.append(BomRow("storage array", array.model, array.count,
                            f"{rate}{array.protocol.upper()} {array.server}:{array.export} on {array.mount_point}"))
-    switches = Counter((s.model.name, s.platform, s.model.ports) for s in cluster.switches.values())
-    for (model, platform, ports), qty in sorted(switches.items()):
-        rows.append(BomRow("switch", model, qty, f"{ports} ports, {platform}"))
+    roles = cluster.topology.roles
+    switches = Counter((roles.get(s.name), s.model.name, s.platform, s.model.ports) for s in cluster.switches.values())
+    for (role, model, platform, ports), qty in sorted(switches.items(), key=lambda kv: (str(kv[0][0]), kv[0][1:])):
+        rows.append(BomRow(role or "switch", model, qty, f"{ports} ports, {platform}"))
     cables = sum(1 for h in cluster.hosts for n in h.nics if n.switch in cluster.switches)
     rows.append(BomRow("cables", CABLE_TYPES[cluster.fabric.type], cables, "one per data link"))
+    if cluster.topology.isls:
+        isls = Counter(i.speed_gbps for i in cluster.topology.isls)
+        for speed, qty in sorted(isls.items()):
+            rows.append(BomRow("ISL cables", CABLE_TYPES[cluster.fabric.type], qty,
+                               f"leaf-spine links, {speed:g}G (mind the length between racks: optics past 5 m)"))
     return rows
 
 

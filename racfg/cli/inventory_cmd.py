@@ -74,7 +74,21 @@ def _budget_lines(b: BandwidthBudget) -> list[str]:
         f"links {b.supply_links:.1f}){iops}; headroom {b.headroom:+.0%}; feeds {b.servers_fed} such servers: "
         f"{verdict}.",
         f"  8-GPU servers it feeds for training: {table}.",
+        *_spine_lines(b),
     ]
+
+
+def _spine_lines(b: BandwidthBudget) -> list[str]:
+    """The leaf-spine tier of the budget and the tier that limits first (absent on a single-tier site)."""
+    lines = [f"  {b.cut_off} GPU server(s) share no switch island with every storage node."] if b.cut_off else []
+    if b.spine is None:
+        return lines
+    s = b.spine
+    carry = (f"the leaves' uplinks carry {s.capacity_crossing:.1f} GB/s of it before leaf {s.limiting_leaf}'s "
+             f"({s.uplinks:.1f} GB/s each way) are full" if s.limiting_leaf else "nothing crosses them")
+    return [*lines, f"  Spine tier: {s.crossing:.1f} GB/s of the demand crosses the spines ({s.cross_share:.0%} "
+            f"of the reads: clients and storage on different leaves); {carry}.",
+            f"  Limits first: {b.limiting_tier}."]
 
 
 def _print_table(cluster: Cluster, findings: list[Finding], budget: BandwidthBudget, topology: bool) -> None:

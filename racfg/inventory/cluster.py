@@ -16,6 +16,7 @@ from racfg.catalog import HOST_MODELS, SWITCH_MODELS, SwitchModel, parse_port, p
 from racfg.inventory import model as m
 from racfg.inventory.ranges import expand_range
 from racfg.inventory.source import Loc, format_path, line_of
+from racfg.inventory.topology import Topology
 
 # Sources the hosts read themselves (MLNX_OFED URLs); anything else is a path on the controller.
 HOST_READ_PREFIXES = ("http://", "https://")
@@ -87,6 +88,8 @@ class Cluster:
     root: Any  # the LDict tree, for line lookups
     hosts: list[ClusterHost] = field(default_factory=list)
     switches: dict[str, ClusterSwitch] = field(default_factory=dict)
+    # the switch graph: ISLs, roles, leaf subnets, ASNs (filled at load by racfg.inventory.leafspine)
+    topology: Topology = field(default_factory=lambda: Topology("single", "ethernet"))
 
     @property
     def fabric(self) -> m.Fabric:

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ValidationError
 from racfg.errors import UsageError
 from racfg.inventory import model as m
 from racfg.inventory.cluster import Cluster, build_cluster
+from racfg.inventory.leafspine import resolve_topology
 from racfg.inventory.source import LDict, LList, Loc, SourceError, format_path, line_of, load_yaml, located
 
 _TYPE_TAG = re.compile(r"^(str|int|float|bool|none|list\[.*\]|dict\[.*\]|literal\[.*\]|function-.*|.*\[.*\])$")
@@ -134,6 +135,16 @@ def parse_inventory(root: Any, display: str) -> m.Inventory:
         raise InventoryError(list(problems.values())) from None
 
 
+def with_topology(cluster: Cluster) -> Cluster:
+    """Attach the switch graph; what cannot be drawn (racfg.inventory.leafspine) is an InventoryError."""
+    topology, problems = resolve_topology(cluster)
+    if problems:
+        raise InventoryError([Problem(cluster.display, cluster.line(p.loc), format_path(p.loc), p.message, None,
+                                      p.hint) for p in problems])
+    cluster.topology = topology
+    return cluster
+
+
 def load_cluster(path: str | Path, display: str | None = None) -> Cluster:
     """Load, validate and expand one inventory file. Raises InventoryError (exit 2)."""
     path = Path(path)
@@ -148,7 +159,7 @@ def load_cluster(path: str | Path, display: str | None = None) -> Cluster:
         except SourceError as exc:
             raise InventoryError([Problem(exc.file, exc.line, "", exc.message, None, exc.hint)]) from None
         inventory = parse_inventory(root, shown)
-        return build_cluster(inventory, path, shown, root)
+        return with_topology(build_cluster(inventory, path, shown, root))
     finally:
         if enabled:
             gc.enable()

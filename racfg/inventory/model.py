@@ -66,9 +66,30 @@ class Fabric(Strict):
     mgmt_subnet: str | None = Field(None, description="CIDR the management addresses must lie in (optional).")
 
     _speed = field_validator("speed")(_check_speed)
+    design: Literal["single", "leaf-spine"] = Field(
+        "single", description="single: hosts hang off switches that are not linked; leaf-spine: a routed two-tier "
+        "Clos (switches take role leaf or spine, links lists the inter-switch cabling).")
+    max_oversubscription: float = Field(
+        1.0, gt=0, description="leaf-spine: largest host-facing over uplink bandwidth of a leaf (1.0: non-blocking).")
+    isl_mtu: int | None = Field(
+        None, ge=576, le=65535, description="leaf-spine: MTU of the inter-switch links (default 9216 on Ethernet).")
+    p2p_pool: str = Field(
+        "10.255.0.0/16", description="leaf-spine Ethernet: pool the inter-switch links' /31 addresses are taken "
+        "from, in order (spine side even, leaf side odd), unless a links entry gives its own pool.")
+    spine_asn: int = Field(65100, ge=1, le=4294967294, description="leaf-spine Ethernet: the BGP ASN all spines share.")
+    leaf_asn_first: int = Field(
+        65101, ge=1, le=4294967294,
+        description="leaf-spine Ethernet: ASN of the first leaf; the next leaves (in file order) count up, "
+        "unless a leaf gives its asn.")
 
     @field_validator("data_subnets")
     @classmethod
+    @field_validator("p2p_pool")
+    @classmethod
+    def _pool(cls, value: str) -> str:
+        ipaddress.IPv4Network(value, strict=True)
+        return value
+
     def _subnets(cls, value: list[str]) -> list[str]:
         for item in value:
             ipaddress.ip_network(item, strict=True)
@@ -109,6 +130,12 @@ class Fabric(Strict):
 
 
 class Credentials(Strict):
+    @property
+    def effective_isl_mtu(self) -> int:
+        if self.isl_mtu is not None:
+            return self.isl_mtu
+        return 9216 if self.type == "ethernet" else self.effective_switch_mtu
+
     """Where a switch's password is found. The secret itself never sits in the inventory."""
 
     username: str = "admin"
@@ -147,6 +174,28 @@ class Switch(Strict):
     @classmethod
     def _mgmt(cls, value: str) -> str:
         ipaddress.IPv4Address(value)
+    role: Literal["leaf", "spine"] | None = Field(
+        None, description="leaf-spine: leaf (carries hosts, routes their subnets) or spine (carries only leaves).")
+    asn: int | None = Field(None, ge=1, le=4294967294,
+                            description="leaf-spine leaf: its own BGP ASN (default: from fabric.leaf_asn_first).")
+    gateways: list[str] = Field(
+        default_factory=list, description="leaf-spine leaf: gateway addresses with prefix, e.g. 198.19.1.254/24, "
+        "one per host subnet that should not use the default (the subnet's first host address).")
+
+    @field_validator("gateways")
+    @classmethod
+    def _gateways(cls, value: list[str]) -> list[str]:
+        for item in value:
+            if "/" not in item:
+                raise ValueError(f"{item}: expected an address with prefix length, e.g. 198.19.1.254/24")
+            ipaddress.IPv4Interface(item)
+        return value
+
+    @model_validator(mode="after")
+    def _leaf_only(self) -> Switch:
+        if self.role != "leaf" and (self.asn is not None or self.gateways):
+            raise ValueError("asn and gateways belong to a leaf (spines share fabric.spine_asn)")
+        return self
         return value
 
 
@@ -176,6 +225,37 @@ class Drive(Strict):
     )
     model: str | None = None
     size: str | None = Field(None, description="Expected size, e.g. 3.2T (validated when given).")
+class Links(Strict):
+    """Inter-switch links of a leaf-spine fabric, as a block: every leaf of ``leaves`` to every spine of
+    ``spines`` with ``count`` cables each. On a leaf, the uplinks run from ``leaf_port`` up, spine by spine;
+    on a spine, from ``spine_port`` up, leaf by leaf (8 leaves x 2 spines x 2 links is one entry)."""
+
+    leaves: str = Field(pattern=NAME_PATTERN, description="Leaf switch name, or a range such as leaf[1:8].")
+    spines: str = Field(pattern=NAME_PATTERN, description="Spine switch name, or a range such as spine[1:2].")
+    count: int = Field(1, ge=1, le=64, description="Links between each leaf and each spine.")
+    leaf_port: str | int = Field(description="First uplink port on each leaf; increments per link.")
+    spine_port: str | int = Field(description="First port on each spine; increments per link.")
+    speed: Speed | None = Field(None, description="Line rate of these links; default: the fabric speed.")
+    pool: str | None = Field(
+        None, description="Ethernet: /31 pool for these links (default: the next /31s of fabric.p2p_pool).")
+    pfc: bool = Field(False, description="Priority flow control on these links. The RA runs without it.")
+
+    _speed = field_validator("speed")(_check_speed)
+
+    @field_validator("leaves", "spines")
+    @classmethod
+    def _range(cls, value: str) -> str:
+        expand_range(value)
+        return value
+
+    @field_validator("pool")
+    @classmethod
+    def _pool(cls, value: str | None) -> str | None:
+        if value is not None:
+            ipaddress.IPv4Network(value, strict=True)
+        return value
+
+
 
     @field_validator("path")
     @classmethod
@@ -445,3 +525,4 @@ class Inventory(Strict):
     software: Software = Field(default_factory=Software)
     array: StorageArray | None = Field(None, description="External storage array the GPU servers mount (seed 002).")
     acceptance: Acceptance = Field(default_factory=Acceptance)
+    links: list[Links] = Field(default_factory=list, description="leaf-spine: the inter-switch cabling.")

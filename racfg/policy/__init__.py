@@ -3,5 +3,6 @@
 from racfg.policy.budget import BandwidthBudget, bandwidth_budget
 from racfg.policy.findings import Finding
 from racfg.policy.rules import RULES, evaluate
+from racfg.policy.topology import leaf_ratios  # registers the fabric-topology rules (after rules.py's own)
 
-__all__ = ["RULES", "BandwidthBudget", "Finding", "bandwidth_budget", "evaluate"]
+__all__ = ["RULES", "BandwidthBudget", "Finding", "bandwidth_budget", "evaluate", "leaf_ratios"]

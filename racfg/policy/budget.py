@@ -30,6 +30,31 @@ def _link_gbytes(host: ClusterHost, efficiency: float) -> float:
 
 
 @dataclass(frozen=True)
+class SpineTier:
+    """The storage traffic that crosses the spines of a leaf-spine site (GB/s): clients read from every
+    storage node evenly, so what a client on leaf L reads from nodes on other leaves leaves L through
+    its uplinks, and what a node on L serves to other leaves' clients leaves through them too."""
+
+    cross_share: float  # share of all storage reads that cross the spines
+    crossing: float  # GB/s of the demand that crosses them
+    capacity: float  # GB/s of storage reads the site delivers before the fullest leaf's uplinks are full
+    limiting_leaf: str | None  # that leaf
+    uplinks: float  # its usable uplink bandwidth (GB/s, each way)
+
+    @property
+    def capacity_crossing(self) -> float:
+        """What the spines carry at that point (GB/s crossing them)."""
+        return self.capacity * self.cross_share
+
+    def as_dict(self) -> dict[str, object]:
+        bounded = self.limiting_leaf is not None  # nothing crosses: the spines bound nothing
+        return {"cross_share": round(self.cross_share, 3), "crossing_gbytes_per_s": round(self.crossing, 3),
+                "capacity_gbytes_per_s": round(self.capacity, 3) if bounded else None,
+                "capacity_crossing_gbytes_per_s": round(self.capacity_crossing, 3) if bounded else None,
+                "limiting_leaf": self.limiting_leaf, "leaf_uplinks_gbytes_per_s": round(self.uplinks, 3)}
+
+
+@dataclass(frozen=True)
 class BandwidthBudget:
     """Supply and demand of storage bandwidth, in GB/s."""
 
@@ -45,12 +70,27 @@ class BandwidthBudget:
     array: str | None = None  # the external array feeding the GPU servers, when one is declared
     array_gbytes_per_s: float = 0.0  # its mixed-I/O throughput (all of it)
     training_share: float = 1.0  # the share of it given to training
+    spine: SpineTier | None = None  # leaf-spine sites: the tier between the leaves
+    cut_off: int = 0  # GPU servers that share no switch island with some storage node
 
     @property
     def supply(self) -> float:
         if self.array is not None:
             return self.array_gbytes_per_s * self.training_share
-        return min(self.supply_nodes, self.supply_links)
+        caps = [self.supply_nodes, self.supply_links] + ([self.spine.capacity] if self.spine else [])
+        return min(caps)
+
+    @property
+    def limiting_tier(self) -> str | None:
+        """The tier that limits the storage reads first: client links, storage links, storage nodes, or a
+        leaf's uplinks (None for an array, which is sized by its own throughput)."""
+        if self.array is not None or not self.gpu_servers or not self.storage_nodes:
+            return None
+        tiers = {"client links": self.client_link * self.gpu_servers, "storage links": self.supply_links,
+                 "storage nodes": self.supply_nodes}
+        if self.spine is not None and self.spine.limiting_leaf:
+            tiers[f"uplinks of leaf {self.spine.limiting_leaf}"] = self.spine.capacity
+        return min(tiers, key=lambda name: tiers[name])
 
     @property
     def headroom(self) -> float:
@@ -60,7 +100,7 @@ class BandwidthBudget:
     @property
     def fed(self) -> bool:
         enough = self.servers_fed >= self.gpu_servers if self.array is not None else self.supply >= self.demand
-        return enough and self.client_link >= self.demand_per_server
+        return enough and self.client_link >= self.demand_per_server and not self.cut_off
 
     @property
     def servers_fed(self) -> int:
@@ -99,6 +139,9 @@ class BandwidthBudget:
             "array_gbytes_per_s": round(self.array_gbytes_per_s, 3),
             "training_share": self.training_share,
             "fed": self.fed,
+            "limiting_tier": self.limiting_tier,
+            "spine_tier": self.spine.as_dict() if self.spine else None,
+            "cut_off_gpu_servers": self.cut_off,
         }
 
 
@@ -123,6 +166,7 @@ def bandwidth_budget(cluster: Cluster) -> BandwidthBudget:
             demand=demand, array=f"{array.count}x {array.model}" if array.count > 1 else array.model,
             array_gbytes_per_s=array_gbytes(array) or 0.0, training_share=array.training_share,
         )
+    _, _, cut = cluster.topology.cut_off(list(cluster.switches), cluster.hosts)
     return BandwidthBudget(
         workload=settings.workload,
         gpu_servers=len(dgx),
@@ -133,4 +177,42 @@ def bandwidth_budget(cluster: Cluster) -> BandwidthBudget:
         supply_links=sum(_link_gbytes(h, settings.nic_efficiency) for h in storage),
         demand=demand,
         supply_iops=len(storage) * settings.storage_node_iops,
+        spine=spine_tier(cluster, demand, settings.nic_efficiency),
+        cut_off=len(cut),
     )
+
+
+def _leaf_shares(cluster: Cluster, role: str) -> dict[str, float]:
+    """Share of a role's traffic each leaf carries: hosts count evenly, a host's share splits over its NICs
+    by line rate."""
+    hosts = cluster.role(role)
+    shares: dict[str, float] = {}
+    for host in hosts:
+        total = sum(n.speed_gbps for n in host.nics) or 1.0
+        for nic in host.nics:
+            if cluster.topology.roles.get(nic.switch) == "leaf":
+                shares[nic.switch] = shares.get(nic.switch, 0.0) + nic.speed_gbps / total / len(hosts)
+    return shares
+
+
+def spine_tier(cluster: Cluster, demand: float, efficiency: float) -> SpineTier | None:
+    """The spine tier of a leaf-spine site (None elsewhere): what of the demand crosses it, and how much
+    storage traffic the site carries before the first leaf's uplinks are full (each way)."""
+    topo = cluster.topology
+    if topo.design != "leaf-spine" or not cluster.role("dgx") or not cluster.role("storage"):
+        return None
+    clients, servers = _leaf_shares(cluster, "dgx"), _leaf_shares(cluster, "storage")
+    uplinks: dict[str, float] = {}
+    for isl in topo.isls:
+        uplinks[isl.leaf] = uplinks.get(isl.leaf, 0.0) + isl.speed_gbps / 8.0 * efficiency
+    cross = 0.0
+    capacity, limiting = float("inf"), None
+    for leaf in topo.of_role("leaf"):
+        inbound = clients.get(leaf, 0.0) * (1.0 - servers.get(leaf, 0.0))
+        outbound = servers.get(leaf, 0.0) * (1.0 - clients.get(leaf, 0.0))
+        cross += inbound
+        heavier = max(inbound, outbound)
+        if heavier > 0 and uplinks.get(leaf, 0.0) / heavier < capacity:
+            capacity, limiting = uplinks.get(leaf, 0.0) / heavier, leaf
+    return SpineTier(cross, demand * cross, capacity if limiting else float("inf"), limiting,
+                     uplinks.get(limiting, 0.0) if limiting else 0.0)

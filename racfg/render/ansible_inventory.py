@@ -11,6 +11,7 @@ from typing import Any
 
 from racfg.errors import UsageError
 from racfg.inventory.cluster import Cluster, ClusterHost, ClusterSwitch
+from racfg.render.routing import host_routing, switch_routing
 from racfg.switches.intent import IntendedSwitch, intended_from_vars
 
 
@@ -103,6 +104,9 @@ def host_vars(cluster: Cluster, host: ClusterHost) -> dict[str, Any]:
             "racfg_wipe_drives": host.wipe_drives,
         }
     )
+    routing = host_routing(cluster, host)
+    if routing is not None:  # leaf-spine Ethernet: the gateway and routes through the host's leaves
+        out["racfg_routing"] = routing
     out.update(host.vars)
     return out
 
@@ -135,7 +139,10 @@ def switch_vars(cluster: Cluster, switch: ClusterSwitch) -> dict[str, Any]:
     creds = spec.credentials.model_dump(mode="json", exclude_none=True, exclude={"password", "username"})
     if not creds.get("lab"):
         creds.pop("lab", None)
+    routing = switch_routing(cluster, switch.name)
+    extra = {"racfg_switch_routing": routing} if routing is not None else {}
     return {
+        **extra,
         "ansible_connection": "local",
         "ansible_python_interpreter": "{{ ansible_playbook_python }}",
         "racfg_switch": {

@@ -5,6 +5,7 @@ from __future__ import annotations
 from racfg.console import markdown_table
 from racfg.inventory.cluster import Cluster
 from racfg.render.ansible_inventory import switch_ports
+from racfg.render.fabric_tiers import tiers_markdown
 from racfg.summary import bill_of_materials
 
 
@@ -31,6 +32,7 @@ def fabric_markdown(cluster: Cluster) -> str:
     ]
     out += _table(["part", "model", "qty", "notes"], [[r.part, r.model, str(r.qty), r.notes]
                                                       for r in bill_of_materials(cluster)])
+    out += tiers_markdown(cluster)
     for sw in cluster.switches.values():
         ports = {p["port"]: p for p in switch_ports(cluster, sw)}
         out += ["", f"## Switch {sw.name} ({sw.model.name}, {sw.platform}, mgmt {sw.spec.mgmt})", ""]

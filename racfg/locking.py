@@ -16,7 +16,9 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import signal
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -84,3 +86,34 @@ def _read_holder(fd: int) -> dict[str, object]:
         return json.loads(os.read(fd, 4096).decode() or "{}")
     except (OSError, ValueError):
         return {}
+
+
+@contextmanager
+def stop_on_signals() -> Iterator[threading.Event]:
+    """While the block runs, SIGINT and SIGTERM set the yielded event instead of raising.
+
+    Why: Python raises KeyboardInterrupt at whatever line the main thread is on. Around a run
+    that lands sometimes inside the wait for the runner thread (caught, the run is cancelled)
+    and sometimes a line before or after it (not caught): the interrupt then escaped, while the
+    runner thread, which Python waits for at exit, played the whole play to its end. An event
+    is seen wherever the signal lands, and the one loop that waits for the run polls it. This
+    also covers a process started with SIGINT ignored (a background job), which Python would
+    otherwise leave deaf to ``kill -INT``. Outside the main thread nothing is installed.
+    """
+    event = threading.Event()
+    if threading.current_thread() is not threading.main_thread():
+        yield event
+        return
+    signals = (signal.SIGINT, signal.SIGTERM)
+    previous = {sig: signal.getsignal(sig) for sig in signals}
+
+    def _handler(signum: int, frame: object) -> None:
+        event.set()
+
+    for sig in signals:
+        signal.signal(sig, _handler)
+    try:
+        yield event
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)

@@ -7,7 +7,9 @@ run used, and the results JSON, so an operator can answer "what did that run do?
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,3 +43,18 @@ class RunRecord:
         target = self.path / name
         target.write_text(json.dumps(data, indent=2, sort_keys=True, default=str) + "\n")
         return target
+
+
+def write_json_whole(path: Path, data: dict[str, Any]) -> None:
+    """One JSON file, whole or not at all, owner-only as ansible-runner writes its event files.
+
+    Readers may look while it is written (an event file while the run goes on; the task-count cache
+    while another racfg of the project runs), and the temporary name is this process's own, so two
+    writers never write into one file. A write that fails loses that file, as in ansible-runner.
+    """
+    temporary = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    with contextlib.suppress(OSError):
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.write(json.dumps(data))
+        os.replace(temporary, path)

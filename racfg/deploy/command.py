@@ -19,9 +19,9 @@ from racfg.deploy.preflight import run_preflight
 from racfg.deploy.view import RunView
 from racfg.errors import ExitCode
 from racfg.inventory import Cluster
-from racfg.locking import site_change_lock
+from racfg.locking import site_change_lock, stop_on_signals
 from racfg.paths import state_dir
-from racfg.playbook import Playbook, PlaybookTracker, Selection, stop_on_signals
+from racfg.playbook import Playbook, PlaybookTracker, Selection, count_tasks, remember_task_count
 from racfg.render import connection_options, write_rendered
 from racfg.run_record import RunRecord
 from racfg.secret_vars import SWITCH_PASSWORDS_VAR, secret_extravars
@@ -149,11 +149,11 @@ def run_deploy(cluster: Cluster, options: DeployOptions, title: str = "deploy",
                            quiet=options.quiet)
             # The task total only feeds the live progress bar: no bar (plain lines, CI), no count.
             task_counts = state_dir() / "cache" / "task-counts.json"
-            tracker = PlaybookTracker(total_tasks=run.count_tasks(task_counts) if view.tty else 0,
+            tracker = PlaybookTracker(total_tasks=count_tasks(run, task_counts) if view.tty else 0,
                                  on_line=view.line_sink(), verbose=options.verbose)
             interrupted = _play(run, tracker, view, stop)
             if not interrupted and tracker.stats_seen:
-                run.remember_task_count(task_counts, tracker.tasks_started)
+                remember_task_count(run, task_counts, tracker.tasks_started)
         hosts = [h.as_dict() for h in sorted(tracker.hosts.values(), key=lambda h: h.name)]
         outcome = DeployOutcome(record, hosts, _exit_code(tracker, interrupted), interrupted,
                                 diffs=[{"host": d.host, "task": d.task, "diff": d.text} for d in tracker.diffs],

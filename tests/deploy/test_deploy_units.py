@@ -94,8 +94,8 @@ def test_unset_password_variable_is_named_before_anything_runs(tmp_path, monkeyp
 
 # --- the product does not lean on the lab (issue 11, point 8) ---------------------------------
 
-PRODUCT_PACKAGES = ("racfg/switches", "racfg/deploy", "racfg/render")
-PRODUCT_MODULES = ("racfg/playbook.py", "racfg/connection.py", "racfg/secret_vars.py")
+PRODUCT_PACKAGES = ("racfg/switches", "racfg/deploy", "racfg/render", "racfg/playbook")
+PRODUCT_MODULES = ("racfg/connection.py", "racfg/secret_vars.py")
 
 
 def _imports(path: Path) -> set[str]:
@@ -213,7 +213,8 @@ def test_secret_extravars_file_is_private_and_gone_afterwards():
 def test_signals_set_the_stop_event_wherever_they_land_and_handlers_come_back():
     import signal
 
-    from racfg.playbook import Playbook, PlaybookTracker, stop_on_signals
+    from racfg.locking import stop_on_signals
+    from racfg.playbook import Playbook, PlaybookTracker
 
     before = signal.getsignal(signal.SIGINT)
     with stop_on_signals() as stop:

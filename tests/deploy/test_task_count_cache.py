@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from racfg.playbook import Playbook, Selection
+from racfg.playbook import Playbook, Selection, count_tasks, remember_task_count
+from racfg.playbook.task_count import task_count_key
 
 
 def play(tmp_path: Path, tags: str | None = None) -> Playbook:
@@ -18,13 +19,13 @@ def play(tmp_path: Path, tags: str | None = None) -> Playbook:
 
 def test_a_remembered_count_is_used_for_the_same_play(tmp_path: Path) -> None:
     cache = tmp_path / "cache" / "task-counts.json"
-    play(tmp_path).remember_task_count(cache, 87)
-    assert play(tmp_path).count_tasks(cache) == 87
+    remember_task_count(play(tmp_path), cache, 87)
+    assert count_tasks(play(tmp_path), cache) == 87
 
 
 def test_another_selection_or_inventory_is_another_play(tmp_path: Path) -> None:
-    base = play(tmp_path)._task_count_key()
-    assert play(tmp_path, tags="fabric")._task_count_key() != base
+    base = task_count_key(play(tmp_path))
+    assert task_count_key(play(tmp_path, tags="fabric")) != base
     (tmp_path / "inventory" / "host_vars").mkdir()
     (tmp_path / "inventory" / "host_vars" / "dgx01.yml").write_text("racfg_role: dgx\n")
-    assert play(tmp_path)._task_count_key() != base
+    assert task_count_key(play(tmp_path)) != base

@@ -1,0 +1,187 @@
+"""One ansible-playbook invocation through ansible-runner: its options, environment, the events it
+hands racfg's tracker, its run record, and a clean stop (leftover workers killed).
+
+``connection_options`` are a provider's ansible-playbook options for reaching the hosts
+(see racfg.render.connection_options); ``secret_vars`` an extra-vars file that must not be
+recorded (see racfg.secret_vars): only its path reaches ansible-runner's records.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import ansible_runner
+
+from racfg.paths import ansible_root, playbooks_dir, roles_dir
+from racfg.playbook.events import PlaybookTracker
+from racfg.run_record import write_json_whole
+
+
+@dataclass
+class Selection:
+    """Which part of a play runs, and how: ansible-playbook's --limit, --tags, --skip-tags,
+    --check, --diff and --forks, as deploy (and drift, in check mode) pass them on."""
+
+    limit: str | None = None
+    tags: str | None = None
+    skip_tags: str | None = None
+    check: bool = False
+    diff: bool = False
+    forks: int = 20
+
+
+# ansible-runner's ident: its artifacts go to <record>/artifacts/<ident>/.
+RUNNER_IDENT = "ansible"
+
+
+@dataclass
+class Playbook:
+    """What to run: a playbook against a rendered inventory, with ansible-playbook's options.
+
+    ``connection_options`` are a provider's ansible-playbook options for reaching the hosts
+    (see racfg.render.connection_options); ``secret_vars`` an extra-vars file that must not be
+    recorded (see racfg.secret_vars): only its path reaches ansible-runner's records.
+    """
+
+    playbook: str
+    inventory: Path
+    record_dir: Path
+    selection: Selection = field(default_factory=Selection)
+    extravars: dict[str, Any] = field(default_factory=dict)
+    connection_options: list[str] = field(default_factory=list)
+    secret_vars: Path | None = None
+
+    def envvars(self) -> dict[str, str]:
+        venv_bin = str(Path(sys.executable).parent)
+        return {
+            "PATH": f"{venv_bin}:{os.environ.get('PATH', '/usr/bin:/bin')}",
+            "ANSIBLE_CONFIG": str(ansible_root() / "ansible.cfg"),
+            "ANSIBLE_ROLES_PATH": str(roles_dir()),
+            "ANSIBLE_LIBRARY": os.pathsep.join(str(roles_dir() / role / "library") for role in ("switch", "common")),
+            # ansible.cfg's callback_plugins, which ansible-runner's own (ANSIBLE_CALLBACK_PLUGINS) replaces:
+            # ansible-runner adds its directory to this one.
+            "ANSIBLE_CALLBACK_PLUGINS": str(playbooks_dir() / "callback_plugins"),
+            "ANSIBLE_LOCAL_TEMP": str(self.record_dir / "tmp"),
+            "ANSIBLE_NOCOLOR": "1",
+            "ANSIBLE_HOST_KEY_CHECKING": os.environ.get("ANSIBLE_HOST_KEY_CHECKING", "True"),
+        }
+
+    def cmdline(self) -> str:
+        parts = []
+        if self.selection.check:
+            parts.append("--check")
+        if self.selection.diff:
+            parts.append("--diff")
+        if self.secret_vars is not None:
+            parts.append(f"-e @{self.secret_vars}")
+        if self.connection_options:
+            parts.append(shlex.join(self.connection_options))
+        return " ".join(parts)
+
+    def run(self, tracker: PlaybookTracker, stop: threading.Event) -> bool:
+        """Run to the end, or until ``stop`` is set (then ansible-runner kills the play). True if stopped."""
+        if stop.is_set():
+            return True
+        thread, _runner = self.start(tracker, stop.is_set)
+        while thread.is_alive():
+            thread.join(0.25)
+        if stop.is_set():
+            # Until a look finds none: a process killed a moment ago may still be tearing down,
+            # and a worker's child forked but not yet exec'd looks like the worker.
+            deadline = time.monotonic() + 5
+            while self.stop_leftover_workers() and time.monotonic() < deadline:
+                time.sleep(0.1)
+        return stop.is_set()
+
+    def stop_leftover_workers(self) -> list[int]:
+        """Kill the Ansible worker processes a cancelled run left behind; their pids.
+
+        Why: ansible-runner ends a cancelled play by killing ansible-playbook's process group, but
+        each Ansible worker runs in a session of its own (os.setsid), so it outlives that; one that
+        then writes its result to the dead parent's queue waits for ever. They are found by this
+        run's ANSIBLE_LOCAL_TEMP (see envvars), which every worker inherits and no other run has.
+        Processes they started (ssh, a module on this machine) are left to end on their own, as a
+        module already running on a host does: an ssh control master may serve other runs.
+        """
+        marker = f"ANSIBLE_LOCAL_TEMP={self.envvars()['ANSIBLE_LOCAL_TEMP']}".encode()
+        killed = []
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit() or int(entry) == os.getpid():
+                continue
+            try:
+                if b"ansible-playbook" not in Path(f"/proc/{entry}/cmdline").read_bytes():
+                    continue
+                if marker not in Path(f"/proc/{entry}/environ").read_bytes().split(b"\0"):
+                    continue
+                os.kill(int(entry), signal.SIGKILL)
+                killed.append(int(entry))
+            except OSError:
+                continue
+        return killed
+
+    def start(self, tracker: PlaybookTracker, cancelled: Callable[[], bool]) -> tuple[threading.Thread, Any]:
+        """Start ansible-runner in a thread; events go to ``tracker`` and the run record; ``cancelled`` stops it."""
+        return self.launch(self._recording(tracker.handle), cancelled)
+
+    def launch(self, event_handler: Callable[[dict[str, Any]], bool],
+               cancelled: Callable[[], bool]) -> tuple[threading.Thread, Any]:
+        """Start ansible-runner in a thread with ``event_handler`` as its event handler (its answer:
+        whether ansible-runner writes the event's file). ``start`` passes racfg's tracker and run
+        record; bench/runner_alone.py one that keeps nothing, to measure ansible-runner on its own."""
+        self.record_dir.mkdir(parents=True, exist_ok=True)
+        (self.record_dir / "tmp").mkdir(exist_ok=True)
+        # How often ansible-runner asks ``cancelled`` (its default: every 5 s). Read only from
+        # env/settings: ansible-runner 2.4 drops a ``settings=`` argument when that file is absent.
+        (self.record_dir / "env").mkdir(exist_ok=True)
+        (self.record_dir / "env" / "settings").write_text("pexpect_timeout: 1\n")
+        return ansible_runner.run_async(
+            private_data_dir=str(self.record_dir),
+            project_dir=str(playbooks_dir()),
+            playbook=self.playbook,
+            inventory=str(self.inventory),
+            limit=self.selection.limit,
+            tags=self.selection.tags,
+            skip_tags=self.selection.skip_tags,
+            forks=self.selection.forks,
+            cmdline=self.cmdline() or None,
+            extravars=self.extravars or None,
+            envvars=self.envvars(),
+            event_handler=event_handler,
+            cancel_callback=cancelled,
+            # Ansible's own in-memory fact cache (ansible.cfg), as a plain ansible-playbook run has it:
+            # ansible-runner's default (a JSON file per host, rewritten on every facts update) costs
+            # controller time and keeps nothing anyone reads.
+            fact_cache_type="memory",
+            quiet=True,
+            ident=RUNNER_IDENT,
+        )
+
+    def _recording(self, handle: Callable[[dict[str, Any]], bool]) -> Callable[[dict[str, Any]], bool]:
+        """ansible-runner's event handler: ``handle`` folds each event in and says whether the record
+        keeps it; a kept event is written here, to the file ansible-runner would write
+        (``artifacts/ansible/job_events/<counter>-<uuid>.json``, the same JSON), and ansible-runner is
+        told not to write it.
+
+        Why: ansible-runner writes each event with ``json.dump`` into a ``codecs`` stream, which runs
+        Python's pure-Python encoder and one encoded write per JSON token, about 200 per event. That
+        was the largest part of racfg's own CPU in a no-change deploy (cProfile at 17 hosts: 0.75 of
+        1.1 CPU-s in ansible-runner's thread, under the profiler); one ``json.dumps`` and one write
+        cost a small part of it.
+        """
+        events = self.record_dir / "artifacts" / RUNNER_IDENT / "job_events"
+
+        def handler(event: dict[str, Any]) -> bool:
+            if handle(event) and "uuid" in event and "counter" in event:
+                write_json_whole(events / f"{event['counter']}-{event['uuid']}.json", event)
+            return False
+
+        return handler

@@ -64,8 +64,6 @@ class Fabric(Strict):
     pfc: bool = Field(False, description="Priority flow control on switches. The RA runs without it.")
     data_subnets: list[str] = Field(default_factory=list, description="CIDRs the data NIC addresses must lie in.")
     mgmt_subnet: str | None = Field(None, description="CIDR the management addresses must lie in (optional).")
-
-    _speed = field_validator("speed")(_check_speed)
     design: Literal["single", "leaf-spine"] = Field(
         "single", description="single: hosts hang off switches that are not linked; leaf-spine: a routed two-tier "
         "Clos (switches take role leaf or spine, links lists the inter-switch cabling).")
@@ -82,14 +80,16 @@ class Fabric(Strict):
         description="leaf-spine Ethernet: ASN of the first leaf; the next leaves (in file order) count up, "
         "unless a leaf gives its asn.")
 
-    @field_validator("data_subnets")
-    @classmethod
+    _speed = field_validator("speed")(_check_speed)
+
     @field_validator("p2p_pool")
     @classmethod
     def _pool(cls, value: str) -> str:
         ipaddress.IPv4Network(value, strict=True)
         return value
 
+    @field_validator("data_subnets")
+    @classmethod
     def _subnets(cls, value: list[str]) -> list[str]:
         for item in value:
             ipaddress.ip_network(item, strict=True)
@@ -128,14 +128,13 @@ class Fabric(Strict):
     def speed_gbps(self) -> float:
         return parse_speed(self.speed)
 
-
-class Credentials(Strict):
     @property
     def effective_isl_mtu(self) -> int:
         if self.isl_mtu is not None:
             return self.isl_mtu
         return 9216 if self.type == "ethernet" else self.effective_switch_mtu
 
+class Credentials(Strict):
     """Where a switch's password is found. The secret itself never sits in the inventory."""
 
     username: str = "admin"
@@ -169,11 +168,6 @@ class Switch(Strict):
     credentials: Credentials
     os_version: str | None = Field(None, description="Expected OS version; validate/drift report a mismatch.")
     shutdown_unused: bool = Field(False, description="Administratively shut ports with no cable in the inventory.")
-
-    @field_validator("mgmt")
-    @classmethod
-    def _mgmt(cls, value: str) -> str:
-        ipaddress.IPv4Address(value)
     role: Literal["leaf", "spine"] | None = Field(
         None, description="leaf-spine: leaf (carries hosts, routes their subnets) or spine (carries only leaves).")
     asn: int | None = Field(None, ge=1, le=4294967294,
@@ -196,6 +190,11 @@ class Switch(Strict):
         if self.role != "leaf" and (self.asn is not None or self.gateways):
             raise ValueError("asn and gateways belong to a leaf (spines share fabric.spine_asn)")
         return self
+
+    @field_validator("mgmt")
+    @classmethod
+    def _mgmt(cls, value: str) -> str:
+        ipaddress.IPv4Address(value)
         return value
 
 
@@ -218,13 +217,6 @@ class Nic(Strict):
         return value
 
 
-class Drive(Strict):
-    path: str = Field(
-        pattern=r"^/dev/[A-Za-z0-9_/\-\[\]:]+$",
-        description="Block device path; a range such as /dev/nvme[0:5]n1 names several drives.",
-    )
-    model: str | None = None
-    size: str | None = Field(None, description="Expected size, e.g. 3.2T (validated when given).")
 class Links(Strict):
     """Inter-switch links of a leaf-spine fabric, as a block: every leaf of ``leaves`` to every spine of
     ``spines`` with ``count`` cables each. On a leaf, the uplinks run from ``leaf_port`` up, spine by spine;
@@ -256,6 +248,13 @@ class Links(Strict):
         return value
 
 
+class Drive(Strict):
+    path: str = Field(
+        pattern=r"^/dev/[A-Za-z0-9_/\-\[\]:]+$",
+        description="Block device path; a range such as /dev/nvme[0:5]n1 names several drives.",
+    )
+    model: str | None = None
+    size: str | None = Field(None, description="Expected size, e.g. 3.2T (validated when given).")
 
     @field_validator("path")
     @classmethod
@@ -520,9 +519,9 @@ class Inventory(Strict):
     site: Site
     fabric: Fabric
     switches: list[Switch] = Field(min_length=1)
+    links: list[Links] = Field(default_factory=list, description="leaf-spine: the inter-switch cabling.")
     defaults: Defaults = Field(default_factory=Defaults)
     hosts: list[Host] = Field(min_length=1)
     software: Software = Field(default_factory=Software)
     array: StorageArray | None = Field(None, description="External storage array the GPU servers mount (seed 002).")
     acceptance: Acceptance = Field(default_factory=Acceptance)
-    links: list[Links] = Field(default_factory=list, description="leaf-spine: the inter-switch cabling.")

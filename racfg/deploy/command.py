@@ -2,19 +2,18 @@
 
 from __future__ import annotations
 
-import json
 import shutil
 import threading
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from racfg.ansible_errors import AnsibleError
+from racfg.baseline.collect import record_baseline, write_host_facts
+from racfg.baseline.store import staging_dir
 from racfg.connection import NO_OVERRIDES, ConnectionOverrides
-from racfg.deploy.baseline import commit_baseline, staging_dir
 from racfg.deploy.preflight import run_preflight
 from racfg.deploy.view import RunView
 from racfg.errors import ExitCode
@@ -208,138 +207,3 @@ def _exit_code(tracker: PlaybookTracker, interrupted: bool) -> ExitCode:
     if totals["failed"] or not tracker.stats_seen:
         return ExitCode.FINDINGS if tracker.stats_seen else ExitCode.CANNOT_RUN
     return ExitCode.OK
-
-
-def record_baseline(cluster: Cluster, run: Playbook, record: RunRecord,
-                    overrides: ConnectionOverrides = NO_OVERRIDES, stop: threading.Event | None = None,
-                    staging: Path | None = None, switch_facts: dict[str, dict[str, Any]] | None = None
-                    ) -> tuple[Path | None, str | None]:
-    """Keep host facts and switch facts as the baseline.
-
-    ``staging`` holds the host documents the run itself read and can vouch for (the common
-    role's probe, in a run that changed nothing); ``switch_facts`` are those of the switches the
-    run's switch play read and left unchanged. complete_facts reads the rest.
-    Returns (baseline directory, None), or (None, why not): the previous baseline then stays.
-    """
-    staging = staging if staging is not None else staging_dir(cluster.name)
-    error = complete_facts(cluster, staging, run.inventory, run.connection_options, record.path / "facts",
-                           overrides, stop, forks=run.selection.forks, known_switches=switch_facts)
-    if error is not None:
-        shutil.rmtree(staging, ignore_errors=True)
-        return None, error
-    path = commit_baseline(cluster.name, staging, {"site": cluster.name, "run": str(record.path),
-                                                   "inventory": str(cluster.path), "source": f"deploy "
-                                                   f"{record.path.name}"})
-    return path, None
-
-
-def collect_facts(cluster: Cluster, inventory: Path, connection: list[str], record_dir: Path,
-                  overrides: ConnectionOverrides = NO_OVERRIDES, stop: threading.Event | None = None,
-                  forks: int = 20, host_facts: dict[str, dict[str, Any]] | None = None,
-                  switch_facts: dict[str, dict[str, Any]] | None = None) -> tuple[Path | None, str | None]:
-    """Every host's and switch's facts now, in a fresh staging directory (hosts/, switches/).
-
-    ``host_facts`` and ``switch_facts``: what a check-mode run just read (drift's config layer,
-    DeployOptions.read_facts); complete_facts reads the rest. Returns (staging directory, None)
-    or (None, why not). Read-only: facts.yml changes nothing. Used by drift for "now".
-    """
-    staging = staging_dir(cluster.name)
-    write_host_facts(staging, host_facts or {})
-    error = complete_facts(cluster, staging, inventory, connection, record_dir, overrides, stop,
-                           forks=forks, known_switches=switch_facts)
-    if error is not None:
-        shutil.rmtree(staging, ignore_errors=True)
-        return None, error
-    return staging, None
-
-
-def complete_facts(cluster: Cluster, staging: Path, inventory: Path, connection: list[str],
-                   record_dir: Path, overrides: ConnectionOverrides = NO_OVERRIDES,
-                   stop: threading.Event | None = None, forks: int = 20,
-                   known_switches: dict[str, dict[str, Any]] | None = None) -> str | None:
-    """Read what ``staging`` lacks: the hosts without a document by one run of playbooks/facts.yml
-    (limited to them; every host when none has one), the switches not in ``known_switches`` with
-    the switch drivers. None, or why the facts could not all be read.
-
-    Why one place: deploy's baseline and drift's "now" both start from what a run already read
-    and must end with every host and switch, read no more than once."""
-    missing = [h.name for h in cluster.hosts if not (staging / "hosts" / f"{h.name}.json").is_file()]
-    error = None
-    if missing:
-        error = read_host_facts(inventory, connection, record_dir, staging, stop, forks=forks,
-                                limit=",".join(missing) if len(missing) < len(cluster.hosts) else None)
-    return error or _missing_host_facts(cluster, staging) or _add_switch_facts(cluster, staging, overrides,
-                                                                              known=known_switches)
-
-
-def read_host_facts(inventory: Path, connection: list[str], record_dir: Path, staging: Path,
-                    stop: threading.Event | None = None, forks: int = 20, limit: str | None = None) -> str | None:
-    """Run playbooks/facts.yml (on ``limit``, else every host; ``connection``: a provider's
-    ansible-playbook options, racfg.render.connection_options) and write each host's document
-    into ``staging``; None, or why the facts could not be read."""
-    facts_run = Playbook(playbook="facts.yml", inventory=inventory, record_dir=record_dir,
-                         selection=Selection(forks=forks, limit=limit),
-                         connection_options=connection)
-    tracker = PlaybookTracker()
-    if facts_run.run(tracker, stop or threading.Event()):
-        return "interrupted"
-    # Checked before anything is written: facts of a run that failed somewhere are no baseline.
-    stopped = tracker.stop_reason()
-    if stopped:
-        return "host facts could not be read (Ansible stopped: " + "; ".join(e.text() for e in stopped) + ")"
-    if tracker.totals["failed"] or tracker.totals["unreachable"]:
-        problems = [f"{h.name}: {p}" for h in tracker.hosts.values() for p in h.problems]
-        return "host facts could not be read (" + ("; ".join(problems[:3]) or "facts run failed") + ")"
-    write_host_facts(staging, tracker.host_facts)
-    return None
-
-
-def write_host_facts(staging: Path, facts: dict[str, dict[str, Any]]) -> None:
-    """One JSON document per host in the staging directory, as the baseline keeps them."""
-    for host, document in facts.items():
-        path = staging / "hosts" / f"{host}.json"
-        path.write_text(json.dumps(document, indent=4, sort_keys=True) + "\n")
-        path.chmod(0o600)
-
-
-def _missing_host_facts(cluster: Cluster, staging: Path) -> str | None:
-    missing = [h.name for h in cluster.hosts if not (staging / "hosts" / f"{h.name}.json").is_file()]
-    return f"host facts missing for {', '.join(missing)}" if missing else None
-
-
-def _add_switch_facts(cluster: Cluster, staging: Path, overrides: ConnectionOverrides,
-                      known: dict[str, dict[str, Any]] | None = None) -> str | None:
-    """Write every switch's facts into the staging directory; why not, if they cannot be read.
-
-    ``known``: facts already read in this run (an unchanged switch's, from the switch play); the
-    other switches are read now."""
-    from racfg.errors import RacfgError
-
-    known = {name: facts for name, facts in (known or {}).items() if name in cluster.switches}
-    try:
-        switches = {**known, **switch_baseline(cluster, overrides, skip=set(known))}
-    except RacfgError as exc:
-        return f"switch facts could not be read ({exc})"
-    for name, facts in switches.items():
-        (staging / "switches" / f"{name}.json").write_text(json.dumps(facts, indent=2, sort_keys=True) + "\n")
-    return None
-
-
-def switch_baseline(cluster: Cluster, overrides: ConnectionOverrides = NO_OVERRIDES,
-                    skip: set[str] | None = None) -> dict[str, dict[str, Any]]:
-    """Version and per-port MTU/state of every switch not in ``skip``, read over SSH with the switch drivers."""
-    names = [name for name in cluster.switches if name not in (skip or set())]
-    if not names:
-        return {}  # before the imports: the drivers load netmiko, which a run that reads no switch never needs
-    from racfg.render.ansible_inventory import switch_vars
-    from racfg.switches import SwitchTarget, read_facts, resolve_password
-
-    def one(name: str) -> dict[str, Any]:
-        switch = cluster.switches[name]
-        spec = switch_vars(cluster, switch)["racfg_switch"]
-        password = resolve_password(switch.spec.credentials.model_dump(), site=cluster.name, name=name,
-                                    overrides=overrides)
-        return read_facts(SwitchTarget.from_vars(spec, password)).to_dict()
-
-    with ThreadPoolExecutor(max_workers=min(16, len(names))) as pool:
-        return dict(zip(names, pool.map(one, names), strict=True))

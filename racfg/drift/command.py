@@ -22,8 +22,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from racfg.baseline.collect import collect_facts
+from racfg.baseline.store import commit_baseline, list_baselines, load_baseline, read_facts_dir
 from racfg.connection import NO_OVERRIDES, ConnectionOverrides
-from racfg.deploy.baseline import commit_baseline, list_baselines, load_baseline, read_facts_dir
 from racfg.drift.environment import Change, host_changes, switch_changes
 from racfg.drift.switchread import SwitchesRead, read_switches
 from racfg.inventory import Cluster
@@ -59,7 +60,6 @@ class DriftRun:
     record: RunRecord
     facts_now: Path | None = None
     changes: list[Change] = field(default_factory=list)
-
 
 # The config layer's result when Ansible stopped before running the check-mode play: the drift
 # report is that error alone (exit 3, could not run); the other layers' findings would pass for drift.
@@ -150,8 +150,6 @@ def read_facts_now(cluster: Cluster, record: RunRecord, overrides: ConnectionOve
                    forks: int = 20, read: FactsRead | None = None) -> tuple[Path | None, str | None]:
     """Every host's and switch's facts now: ``read`` (what the config layer's run read) and
     whatever it lacks, read here (playbooks/facts.yml for hosts, the drivers for switches)."""
-    from racfg.deploy.command import collect_facts
-
     read = read or FactsRead()
     inventory = record.path / "inventory"
     write_rendered(cluster, inventory)

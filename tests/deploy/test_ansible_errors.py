@@ -13,8 +13,8 @@ import pytest
 import yaml
 
 from racfg.ansible_errors import AnsibleError, ansible_errors
-from racfg.deploy.baseline import staging_dir
-from racfg.deploy.command import read_host_facts
+from racfg.baseline.collect import read_host_facts
+from racfg.baseline.store import staging_dir
 from racfg.playbook import PlaybookTracker
 
 DATA = Path(__file__).parent / "data" / "ansible_errors"

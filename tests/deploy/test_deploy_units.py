@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from racfg.deploy.baseline import commit_baseline, list_baselines, load_baseline, staging_dir
+from racfg.baseline.store import commit_baseline, list_baselines, load_baseline, staging_dir
 from racfg.deploy.command import DeployOptions, switches_in_scope
 from racfg.deploy.preflight import ofed_source_problem
 from racfg.errors import CannotRunError
@@ -94,7 +94,7 @@ def test_unset_password_variable_is_named_before_anything_runs(tmp_path, monkeyp
 
 # --- the product does not lean on the lab (issue 11, point 8) ---------------------------------
 
-PRODUCT_PACKAGES = ("racfg/switches", "racfg/deploy", "racfg/render", "racfg/playbook")
+PRODUCT_PACKAGES = ("racfg/switches", "racfg/deploy", "racfg/render", "racfg/playbook", "racfg/baseline")
 PRODUCT_MODULES = ("racfg/connection.py", "racfg/secret_vars.py")
 
 

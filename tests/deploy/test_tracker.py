@@ -171,7 +171,7 @@ def test_the_record_keeps_what_the_tracker_keeps_and_ansible_runner_writes_nothi
 
 def test_host_facts_come_from_the_facts_task_result(tmp_path):
     """The baseline takes each host's document from racfg_host_facts's result (no write-out task)."""
-    from racfg.deploy.command import write_host_facts
+    from racfg.baseline.collect import write_host_facts
 
     t = PlaybookTracker()
     facts = {"host": "dgx01", "kernel": "6.1.0", "os": "Debian 12", "packages": {"chrony": "4.3"}}
@@ -190,7 +190,7 @@ def test_unchanged_switch_facts_from_the_switch_play_are_the_baseline(tmp_path):
     """A switch the play read and left unchanged is not logged into again for the baseline: its facts
     come from racfg_switch's result. Had racfg read it again, the lab.yaml switch (no lab running, a
     generated lab password) could not be reached and the baseline would name the error."""
-    from racfg.deploy.command import _add_switch_facts
+    from racfg.baseline.collect import _add_switch_facts
     from racfg.inventory import load_cluster
 
     cluster = load_cluster(REPO / "inventory" / "lab.yaml")

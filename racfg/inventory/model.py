@@ -33,6 +33,13 @@ def _check_speed(value: str | int | None) -> str | int | None:
     return value
 
 
+def _check_pool(value: str | None) -> str | None:
+    """An address pool: an IPv4 network written with its prefix and no host bits."""
+    if value is not None:
+        ipaddress.IPv4Network(value, strict=True)
+    return value
+
+
 class Site(Strict):
     name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_\-]*$", description="Short site name, used in file names.")
     description: str = ""
@@ -82,11 +89,7 @@ class Fabric(Strict):
 
     _speed = field_validator("speed")(_check_speed)
 
-    @field_validator("p2p_pool")
-    @classmethod
-    def _pool(cls, value: str) -> str:
-        ipaddress.IPv4Network(value, strict=True)
-        return value
+    _pool = field_validator("p2p_pool")(_check_pool)
 
     @field_validator("data_subnets")
     @classmethod
@@ -240,12 +243,7 @@ class Links(Strict):
         expand_range(value)
         return value
 
-    @field_validator("pool")
-    @classmethod
-    def _pool(cls, value: str | None) -> str | None:
-        if value is not None:
-            ipaddress.IPv4Network(value, strict=True)
-        return value
+    _pool = field_validator("pool")(_check_pool)
 
 
 class Drive(Strict):

@@ -83,6 +83,8 @@ def _check_labbable(cluster: Cluster) -> None:
                 problems.append(f"{host.name} {nic.name}: interface names are at most 15 characters")
     if not cluster.hosts:
         problems.append("the inventory has no hosts")
+    if cluster.topology.design == "leaf-spine":  # until the lab's switches route (issue 37, the FRR step)
+        problems.append("the lab does not build leaf-spine sites yet: its switches do not route between leaves")
     if (served := mlnxofed.source_problem(cluster)) is not None:
         problems.append(served)
     if problems:

@@ -289,3 +289,11 @@ def test_examples_bom_and_plan(name):
         == {1.0}
     budget = bandwidth_budget(cluster)
     assert budget.fed and budget.spine is not None and budget.spine.cross_share == pytest.approx(0.75)
+
+
+def test_the_lab_refuses_leaf_spine_sites_until_its_switches_route(tmp_path):
+    from racfg.errors import UsageError
+    from racfg.lab.lifecycle import _check_labbable
+
+    with pytest.raises(UsageError, match="the lab does not build leaf-spine sites yet"):
+        _check_labbable(load_cluster(write(tmp_path, leafspine())))

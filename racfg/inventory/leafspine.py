@@ -64,11 +64,13 @@ def resolve_topology(cluster: Cluster) -> tuple[Topology, list[TopologyProblem]]
         topo.router_ids.setdefault(spec.name, spec.mgmt)
     host_ports = _host_ports(cluster, topo, problems)
     _links(cluster, topo, host_ports, problems)
-    for sw in cluster.switches.values():
-        if topo.roles.get(sw.name) and not topo.links_of(sw.name):
-            other = "spine" if topo.roles[sw.name] == "leaf" else "leaf"
-            problems.append(TopologyProblem(sw.src, f"{topo.roles[sw.name]} {sw.name} has no link to any {other}",
-                                            f"add it to a links entry ({topo.roles[sw.name]}s: {sw.name})"))
+    named = {name for spec in inv.links for text in (spec.leaves, spec.spines) for name in expand_range(text)}
+    for sw in cluster.switches.values():  # a switch a bad links entry names has its problem there already
+        role = topo.roles.get(sw.name)
+        if role and sw.name not in named and not topo.links_of(sw.name):
+            other, key = ("spine", "leaves") if role == "leaf" else ("leaf", "spines")
+            problems.append(TopologyProblem(sw.src, f"{role} {sw.name} has no link to any {other}",
+                                            f"add it to a links entry ({key}: {sw.name})"))
     if topo.routed:
         _asns(cluster, topo, problems)
         _subnets(cluster, topo, problems)

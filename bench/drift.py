@@ -48,16 +48,16 @@ def measure(name: str, inventory: str, env: dict[str, str], rounds: int = ROUNDS
     """Check-mode deploy and drift, alternating, ``rounds`` times on a deployed lab; the report lines."""
     checks, drifts, check_cpu, drift_cpu, layers, loads = [], [], [], [], [], []
     cluster = load_cluster(inventory)
-    logins: dict[str, list[int]] = {name: [] for name in cluster.switches}
+    logins: dict[str, list[int]] = {switch: [] for switch in cluster.switches}
     for _ in range(rounds):
         loads.append(os.getloadavg()[0])
         seconds, cpu, _ = measured(lambda: racfg("deploy", inventory, "--check", "--format", "json", env=env))
         checks.append(seconds)
         check_cpu.append(cpu)
-        before = {name: api.switch_logins(cluster.name, name) for name in logins}
+        before = {switch: api.switch_logins(cluster.name, switch) for switch in logins}
         seconds, cpu, out = measured(lambda: racfg("drift", inventory, "--format", "json", env=env, ok=(0, 1)))
-        for name, count in before.items():
-            logins[name].append(api.switch_logins(cluster.name, name) - count)
+        for switch, count in before.items():  # not ``name``: that is the lab's, printed below
+            logins[switch].append(api.switch_logins(cluster.name, switch) - count)
         drifts.append(seconds)
         drift_cpu.append(cpu)
         layers.append(json.loads(out)["meta"]["layers_seconds"])
@@ -71,7 +71,8 @@ def measure(name: str, inventory: str, env: dict[str, str], rounds: int = ROUNDS
             f"check {statistics.median(check_cpu):.1f} s; load average {min(loads):.1f}-{max(loads):.1f} "
             f"on {os.cpu_count()} CPUs",
             f"      {'':<18} switch logins per drift run: "
-            + (", ".join(f"{name} {' '.join(map(str, counts))}" for name, counts in logins.items()) or "no switches")
+            + (", ".join(f"{switch} {' '.join(map(str, counts))}" for switch, counts in logins.items())
+               or "no switches")
             + " [1 each]"]
 
 

@@ -74,7 +74,9 @@ class CliSession:
         return self.sw.running
 
     def prompt(self) -> str:
-        port = device_port(self.p.name, self.port, short=True) if self.port and self.p.name == "eos" else self.port
+        port = self.port
+        if port and self.p.short_port_in_prompt:
+            port = device_port(self.p.name, port, short=True)
         session = f"-s-{self.session}" if self.session else ""
         return self.p.prompts[self.mode].format(host=self.config.hostname, port=port, session=session)
 
@@ -124,7 +126,7 @@ class CliSession:
             text = self._as_shown(key, data, is_json)
             if name in ("include", "inc") and rest:
                 return "\n".join(ln for ln in text.splitlines() if re.search(rest, ln))
-            if name in ("section", "sec") and rest and self.p.name == "eos":
+            if name in ("section", "sec") and rest and self.p.section_filter:
                 return eos_running_section(text, rest.strip().strip('"'))
             raise CliError(self.p.unknown_error.format(token=name, index=0))
         return self._as_shown(key, data, is_json)
@@ -230,7 +232,7 @@ class CliSession:
 
     def do_save(self, args: dict[str, str]) -> str:
         self.sw.save()
-        return "Copy completed successfully." if self.p.name == "eos" else ""
+        return self.p.save_message
 
     def do_hostname(self, args: dict[str, str]) -> str:
         self.config.hostname = args["name"]
@@ -242,9 +244,7 @@ class CliSession:
         only ``1/N`` (``2/5`` does not exist, it is not read as ``1/5``); EOS names the slot too."""
         port = canonical_port(self.p.name, text)
         if port is None or port not in self.config.ports:
-            if self.p.name == "eos":
-                raise CliError(f"% Interface does not exist: {text}")
-            raise CliError(f"% Interface {self.p.interface_keyword} {text} does not exist")
+            raise CliError(self.p.missing_interface.format(keyword=self.p.interface_keyword, text=text))
         return port
 
     def do_interface(self, args: dict[str, str]) -> str:
@@ -299,7 +299,7 @@ class CliSession:
     def _require_force(self, args: dict[str, str], what: str) -> None:
         """Onyx refuses to change the MTU or speed of an administratively enabled port without ``force``."""
         assert self.port is not None
-        if self.p.name == "onyx" and "force" not in args and self.config.ports[self.port].admin_up:
+        if self.p.force_for_live_port_change and "force" not in args and self.config.ports[self.port].admin_up:
             raise CliError(f"% Cannot change {what} while interface {self.p.interface_keyword} {self.port} is "
                            "enabled. Shut it down first or use the force option")
 

@@ -25,6 +25,11 @@ class Platform:
     banner: str = ""
     interface_keyword: str = ""
     mtu_range: tuple[int, int] = (1500, 9216)
+    short_port_in_prompt: bool = False  # EOS: ``(config-if-Et1)``; Mellanox: ``(config interface ethernet 1/1)``
+    section_filter: bool = False  # ``| section PATTERN`` (EOS)
+    save_message: str = ""  # what saving the running config prints
+    missing_interface: str = "% Interface {keyword} {text} does not exist"  # format with {keyword}, {text}
+    force_for_live_port_change: bool = False  # Onyx: MTU or speed of an enabled port needs ``force``
 
 
 _ALL = ("user", "enable", "config", "if")
@@ -63,6 +68,7 @@ ONYX = Platform(
     incomplete_error="% Incomplete command.",
     json_pipe="json-print",
     interface_keyword="ethernet",
+    force_for_live_port_change=True,
     banner="\nMellanox Onyx Switch Management\n\n",
     grammar=[
         *_MLNX_COMMON,
@@ -118,6 +124,10 @@ EOS = Platform(
     incomplete_error="% Incomplete command",
     json_pipe="json",
     banner="Last login: Mon Jan  1 00:00:00 2024 from 198.18.0.1\n",
+    short_port_in_prompt=True,
+    section_filter=True,
+    save_message="Copy completed successfully.",
+    missing_interface="% Interface does not exist: {text}",
     mtu_range=(68, 9214),
     grammar=[
         (_ALL, "terminal length <n>", "pagination"),

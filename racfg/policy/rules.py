@@ -368,6 +368,8 @@ def bandwidth(c: Cluster) -> Iterator[Finding]:
     if short:
         hint = ("add an array, or give training a larger array.training_share" if budget.array else
                 "add storage nodes (RA: +22.5 GB/s per 4-node BigTwin) or links")
+        if (budget.limiting_tier or "").startswith("uplinks"):  # leaf-spine: the spine tier is the limit
+            hint = f"the {budget.limiting_tier} limit first: add links to the spines, or spread the hosts"
         yield Finding("warning", "bandwidth", ("array",) if budget.array else ("acceptance", "budget"),
                       f"storage supplies {budget.supply:.1f} GB/s but {budget.gpu_servers} GPU servers need "
                       f"{budget.demand:.1f} GB/s ({budget.workload}); it feeds {budget.servers_fed}", hint,

@@ -297,3 +297,12 @@ def test_the_lab_refuses_leaf_spine_sites_until_its_switches_route(tmp_path):
 
     with pytest.raises(UsageError, match="the lab does not build leaf-spine sites yet"):
         _check_labbable(load_cluster(write(tmp_path, leafspine())))
+
+
+def test_budget_warning_names_the_uplinks_when_they_limit(tmp_path):
+    data = leafspine()
+    data["links"][0]["speed"] = "1G"  # 2 x 1G uplinks per leaf against 1.6 GB/s of reads
+    data["fabric"]["max_oversubscription"] = 100.0
+    cluster = load_cluster(write(tmp_path, data))
+    [warning] = [f for f in evaluate(cluster) if f.rule == "bandwidth"]
+    assert warning.hint == "the uplinks of leaf leaf1 limit first: add links to the spines, or spread the hosts"

@@ -91,6 +91,14 @@ def _spine_lines(b: BandwidthBudget) -> list[str]:
             f"  Limits first: {b.limiting_tier}."]
 
 
+ISL_HEADER = ["leaf", "leaf port", "leaf address", "spine", "spine port", "spine address", "speed"]
+
+
+def _isl_rows(cluster: Cluster) -> list[list[str]]:
+    return [[i.leaf, i.leaf_port, str(i.leaf_address or "-"), i.spine, i.spine_port, str(i.spine_address or "-"),
+             f"{i.speed_gbps:g}G"] for i in cluster.topology.isls]
+
+
 def _print_table(cluster: Cluster, findings: list[Finding], budget: BandwidthBudget, topology: bool) -> None:
     errors = sum(f.severity == "error" for f in findings)
     warnings = len(findings) - errors
@@ -103,6 +111,9 @@ def _print_table(cluster: Cluster, findings: list[Finding], budget: BandwidthBud
         print_table("Topology (switch -> port -> host NIC)", ["switch", "port", "host", "nic", "address", "speed"],
                     [[c.switch, c.port, c.host, c.nic, c.address, f"{c.speed_gbps:g}G"] for c in cabling(cluster)])
         say("")
+        if cluster.topology.isls:
+            print_table("Inter-switch links (leaf -> spine)", ISL_HEADER, _isl_rows(cluster))
+            say("")
     print_table("Bill of materials", ["part", "model", "qty", "notes"],
                 [[r.part, r.model, r.qty, r.notes] for r in bill_of_materials(cluster)])
     say("")
@@ -127,6 +138,8 @@ def _markdown(cluster: Cluster, findings: list[Finding], budget: BandwidthBudget
         out += ["", "## Topology", "", markdown_table(
             ["switch", "port", "host", "nic", "address", "speed"],
             [[c.switch, c.port, c.host, c.nic, c.address, f"{c.speed_gbps:g}G"] for c in cabling(cluster)])]
+        if cluster.topology.isls:
+            out += ["", "## Inter-switch links", "", markdown_table(ISL_HEADER, _isl_rows(cluster))]
     out += ["", "## Bill of materials", "", markdown_table(
         ["part", "model", "qty", "notes"], [[r.part, r.model, r.qty, r.notes] for r in bill_of_materials(cluster)])]
     out += ["", "## Bandwidth budget", "", *_budget_lines(budget)]
@@ -157,6 +170,10 @@ def check(
             "file": cluster.display,
             "findings": [finding_dict(cluster, f) for f in findings],
             "topology": [c.__dict__ for c in cabling(cluster)] if topology else None,
+            "isls": [{"leaf": i.leaf, "leaf_port": i.leaf_port, "leaf_address": str(i.leaf_address or "") or None,
+                      "spine": i.spine, "spine_port": i.spine_port,
+                      "spine_address": str(i.spine_address or "") or None, "speed_gbps": i.speed_gbps}
+                     for i in cluster.topology.isls] if topology else None,
             "bom": [r.__dict__ for r in bill_of_materials(cluster)],
             "budget": budget.as_dict(),
             "summary": {

@@ -306,3 +306,15 @@ def test_budget_warning_names_the_uplinks_when_they_limit(tmp_path):
     cluster = load_cluster(write(tmp_path, data))
     [warning] = [f for f in evaluate(cluster) if f.rule == "bandwidth"]
     assert warning.hint == "the uplinks of leaf leaf1 limit first: add links to the spines, or spread the hosts"
+
+
+def test_check_lists_the_isls_and_the_spine_tier():
+    result = subprocess.run([sys.executable, "-m", "racfg", "check", "inventory/ra-leafspine.yaml", "--format", "json"],
+                            capture_output=True, text=True, cwd=REPO, env={"PATH": "/usr/bin:/bin", "RACFG_PLAIN": "1"})
+    document = yaml.safe_load(result.stdout)
+    assert result.returncode == 0 and document["summary"]["errors"] == 0, result.stdout + result.stderr
+    assert len(document["isls"]) == 40 and document["isls"][0] == {
+        "leaf": "leaf1", "leaf_port": "1/21", "leaf_address": "198.18.255.1/31", "spine": "spine1", "spine_port": "1/1",
+        "spine_address": "198.18.255.0/31", "speed_gbps": 100.0}
+    assert document["budget"]["limiting_tier"] == "storage nodes"
+    assert document["budget"]["spine_tier"]["crossing_gbytes_per_s"] == pytest.approx(24 * 0.8 * 0.75)

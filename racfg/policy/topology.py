@@ -74,7 +74,8 @@ def isl_mtu(c: Cluster) -> Iterator[Finding]:
                       actual=str(f.effective_isl_mtu))
 
 
-@rule("fabric-addressing", "ISL /31s, gateways and host addresses are unique and apart from the data subnets")
+@rule("fabric-addressing", "ISL /31s, gateways and host addresses are unique; ISLs lie outside the data and "
+      "management subnets")
 def fabric_addressing(c: Cluster) -> Iterator[Finding]:
     topo = c.topology
     if not topo.routed:
@@ -88,7 +89,7 @@ def fabric_addressing(c: Cluster) -> Iterator[Finding]:
                               f"{hosts[subnet.gateway.ip]}",
                               "give the leaf another gateway (gateways: [ADDRESS/PREFIX]) or move the host",
                               subject=leaf)
-    data = [ipaddress.IPv4Network(s) for s in c.fabric.data_subnets]
+    data = [ipaddress.IPv4Network(s) for s in [*c.fabric.data_subnets, *filter(None, [c.fabric.mgmt_subnet])]]
     data += [s.network for subnets in topo.subnets.values() for s in subnets]
     seen: dict[ipaddress.IPv4Network, str] = {}
     reported: set[tuple[object, ...]] = set()

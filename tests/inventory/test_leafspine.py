@@ -189,6 +189,8 @@ def _rule_case(change: str) -> dict[str, Any]:
         data["hosts"][0]["name"] = "dgx[01:03]"
     elif change == "pool-in-data":
         data["fabric"]["p2p_pool"] = "198.19.200.0/24"
+    elif change == "pool-in-mgmt":
+        data["fabric"]["mgmt_subnet"] = "198.18.0.0/16"
     elif change == "gateway-is-a-host":
         data["hosts"][0]["nics"][0]["address"] = "198.19.1.1/24"
     elif change == "isl-pfc":
@@ -204,6 +206,7 @@ def _rule_case(change: str) -> dict[str, Any]:
     ("isl-mtu", "isl-mtu", "fabric.isl_mtu", "below the hosts' MTU"),
     ("oversubscribed", "oversubscription", "switches[0]", "leaf leaf1 is oversubscribed 1.50:1"),
     ("pool-in-data", "fabric-addressing", "links[0]", "198.19.200.0/31 is already used by 198.19.0.0/16"),
+    ("pool-in-mgmt", "fabric-addressing", "links[0]", "198.18.255.0/31 is already used by 198.18.0.0/16"),
     ("gateway-is-a-host", "fabric-addressing", "switches[0].gateways", "is the address of dgx01:data0"),
     ("isl-pfc", "isl-no-pfc", "links[0].pfc", "priority flow control"),
 ])

@@ -75,3 +75,69 @@ class SwitchFacts:
             lldp={p: LldpNeighbor(**n) for p, n in data["lldp"].items()},
             config_saved=data.get("config_saved"),
         )
+
+
+# --- Routed fabrics (leaf-spine): what the BGP and route parsers of every platform produce. ---
+# Checks compare peer addresses and next hops with the routing intent, so interfaces stay as the
+# switch prints them (canonical where they are front-panel ports) and ASNs are asplain integers.
+
+BGP_STATES = ("Established", "Idle", "Connect", "Active", "OpenSent", "OpenConfirm")
+
+
+@dataclass(frozen=True)
+class BgpPeer:
+    """One BGP session as the switch reports it.
+
+    ``state`` is one of BGP_STATES (RFC 4271 names) whatever the vendor's spelling; ``detail`` keeps
+    what the vendor added (``Admin`` for a shut neighbour, ``Policy`` where FRR holds every prefix
+    back for want of a policy). ``prefixes_received`` is None where the switch printed no count."""
+
+    address: str
+    remote_asn: int
+    state: str
+    prefixes_received: int | None = None
+    uptime_s: float | None = None  # time in the current state; None where the output gives no clock
+    interface: str | None = None  # the peer's interface where it is named by one (unnumbered, FRR hostname(ifname))
+    detail: str = ""
+
+    @property
+    def established(self) -> bool:
+        return self.state == "Established"
+
+
+@dataclass(frozen=True)
+class BgpFacts:
+    """``show ip bgp summary`` of one switch, default VRF, IPv4 unicast: peers keyed by address."""
+
+    local_asn: int
+    router_id: str
+    peers: dict[str, BgpPeer] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class NextHop:
+    """One path of a route: the gateway (None when directly connected) and the outgoing interface."""
+
+    address: str | None
+    interface: str | None = None
+
+
+@dataclass(frozen=True)
+class Route:
+    """One prefix of the routing table. ``protocol``: bgp, connected, static, kernel, local, ospf, ...
+    (``unknown`` for a code racfg does not know); ``installed``: in the forwarding table."""
+
+    prefix: str
+    protocol: str
+    next_hops: tuple[NextHop, ...] = ()
+    installed: bool = True
+
+
+@dataclass(frozen=True)
+class RouteFacts:
+    """A routing table (or the part of it a query returned), keyed by prefix (``10.1.0.0/24``)."""
+
+    routes: dict[str, Route] = field(default_factory=dict)
+
+    def of_protocol(self, protocol: str) -> dict[str, Route]:
+        return {p: r for p, r in self.routes.items() if r.protocol == protocol}

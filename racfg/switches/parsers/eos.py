@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from racfg.switches.facts import LldpNeighbor, PfcFacts, PortFacts
+from racfg.switches.facts import BgpFacts, BgpPeer, LldpNeighbor, NextHop, PfcFacts, PortFacts, Route, RouteFacts
 from racfg.switches.parsers.common import ParseError, load_json
+from racfg.switches.parsers.routing import asplain, bgp_state
 from racfg.switches.ports import canonical_port
 
 PLATFORM = "eos"
@@ -74,3 +75,48 @@ def parse_lldp(raw: str | Any) -> dict[str, LldpNeighbor]:
         if port is not None:
             neighbors[port] = LldpNeighbor(str(entry.get("neighborDevice", "")), str(entry.get("neighborPort", "")))
     return neighbors
+
+
+def _default_vrf(data: Any, command: str) -> dict[str, Any]:
+    vrfs = data.get("vrfs") if isinstance(data, dict) else None
+    if not isinstance(vrfs, dict) or not isinstance(vrfs.get("default"), dict):
+        raise ParseError(f"{command}: no default VRF in the output")
+    return vrfs["default"]
+
+
+def parse_bgp_summary(raw: str | Any, now: float | None = None) -> BgpFacts:
+    """``show ip bgp summary [vrf all] | json`` -> BgpFacts of the default VRF.
+
+    ASNs come as strings, asdot where configured so; unnumbered peers are keyed
+    ``fe80::...%Et3``; ``upDownTime`` is the epoch of the last change, so the uptime needs ``now``."""
+    vrf = _default_vrf(load_json(raw, "show ip bgp summary"), "show ip bgp summary")
+    peers: dict[str, BgpPeer] = {}
+    for key, entry in (vrf.get("peers") or {}).items():
+        address, _, ifname = str(key).partition("%")
+        state, detail = bgp_state(str(entry.get("peerState", "")))
+        since = entry.get("upDownTime")
+        peers[address] = BgpPeer(
+            address=address, remote_asn=asplain(entry["asn"]), state=state,
+            prefixes_received=entry.get("prefixReceived"),
+            uptime_s=max(now - float(since), 0.0) if now is not None and since is not None else None,
+            interface=(canonical_port(PLATFORM, ifname) or ifname) if ifname else None, detail=detail)
+    return BgpFacts(local_asn=asplain(vrf["asn"]), router_id=str(vrf.get("routerId", "")), peers=peers)
+
+
+_ROUTE_TYPES = {"ebgp": "bgp", "ibgp": "bgp", "bgp": "bgp", "connected": "connected", "static": "static",
+                "kernel": "kernel", "ospf": "ospf"}
+
+
+def parse_routes(raw: str | Any) -> RouteFacts:
+    """``show ip route [PREFIX] [bgp] [detail] | json`` -> RouteFacts of the default VRF."""
+    vrf = _default_vrf(load_json(raw, "show ip route"), "show ip route")
+    routes: dict[str, Route] = {}
+    for prefix, entry in (vrf.get("routes") or {}).items():
+        kind = str(entry.get("routeType", "")).lower()
+        hops = tuple(NextHop(via.get("nexthopAddr") or None,
+                             canonical_port(PLATFORM, str(via.get("interface", ""))) or via.get("interface"))
+                     for via in entry.get("vias") or [])
+        programmed = entry.get("hardwareProgrammed", entry.get("kernelProgrammed", True))
+        routes[prefix] = Route(prefix=prefix, protocol=_ROUTE_TYPES.get(kind, kind or "unknown"),
+                               next_hops=hops, installed=bool(programmed))
+    return RouteFacts(routes)

@@ -9,10 +9,11 @@ table alone where a release prints only that.
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from typing import Any
 
-from racfg.switches.facts import LldpNeighbor, PfcFacts, PortFacts
+from racfg.switches.facts import BgpFacts, LldpNeighbor, NextHop, PfcFacts, PortFacts, Route, RouteFacts
 from racfg.switches.parsers.common import (
     ParseError,
     description,
@@ -23,6 +24,7 @@ from racfg.switches.parsers.common import (
     lookup,
     speed_gbps,
 )
+from racfg.switches.parsers.routing import parse_summary_text
 from racfg.switches.ports import canonical_port
 
 PLATFORM = "onyx"
@@ -141,3 +143,61 @@ def parse_rates(raw: str | Any) -> dict[str, dict[str, float]]:
             for key, value in entry.items()
         }
     return out
+
+
+# BGP and routes. No real Onyx output of these was found (hosts/SOURCES.md: the public collection
+# holds only ``show running-config protocol bgp``); these read the text layout of the Onyx user
+# manual's examples, and their tests say so. Onyx prints no ``json-print`` form the manual shows
+# for them, so this is text: a ``key : value`` header, then the Quagga-style table with the state
+# and prefix count in one column (``ESTABLISHED/3``) and a d:hh:mm:ss clock.
+
+def parse_bgp_summary(raw: str) -> BgpFacts:
+    """``show ip bgp summary`` -> BgpFacts (default VRF, IPv4 unicast)."""
+    return parse_summary_text(raw, "show ip bgp summary")
+
+
+_SOURCES = {"direct": "connected", "bgp": "bgp", "static": "static", "ospf": "ospf", "kernel": "kernel"}
+_ROUTE_COLUMNS = ("Destination", "Mask", "Flag", "Gateway", "Interface", "Source", "AD/M")
+
+
+def _route_row(line: str, starts: list[int]) -> dict[str, str]:
+    """Fixed-width columns, cut where the header's words start (Flag and, on ECMP continuation rows,
+    Destination and Mask may be blank)."""
+    bounds = [*starts[1:], None]
+    return {name: line[start:end].strip() for name, start, end in zip(_ROUTE_COLUMNS, starts, bounds, strict=True)}
+
+
+def parse_routes(raw: str) -> RouteFacts:
+    """``show ip route [vrf default]`` -> RouteFacts; an ECMP route is one row per path, the
+    destination repeated or left blank on the rows after the first."""
+    starts: list[int] | None = None
+    rows: dict[str, list[dict[str, str]]] = {}
+    last: str | None = None
+    for line in raw.splitlines():
+        words = line.split()
+        if words[:2] == ["Destination", "Mask"]:
+            starts = [line.index(name) for name in _ROUTE_COLUMNS]
+            continue
+        if starts is None or not words or set(line.strip()) <= {"-"}:
+            continue
+        if line.strip().startswith("VRF Name"):
+            break  # the default VRF comes first; other VRFs are not the fabric's
+        row = _route_row(line, starts)
+        if row["Destination"]:
+            network = "0.0.0.0/0" if row["Destination"] == "default" else \
+                str(ipaddress.IPv4Network(f"{row['Destination']}/{row['Mask']}", strict=False))
+            last = network
+        if last is None:
+            raise ParseError(f"show ip route: a path row before any destination: {line.strip()!r}")
+        rows.setdefault(last, []).append(row)
+    if starts is None:
+        raise ParseError(f"show ip route: no 'Destination Mask' table header ({raw.strip()[:120]!r})")
+    routes = {}
+    for prefix, paths in rows.items():
+        hops = tuple(NextHop(None if row["Gateway"] in ("0.0.0.0", "") else row["Gateway"],
+                             canonical_port(PLATFORM, row["Interface"]) or row["Interface"] or None)
+                     for row in paths)
+        source = paths[0]["Source"].lower()
+        routes[prefix] = Route(prefix=prefix, protocol=_SOURCES.get(source, source or "unknown"), next_hops=hops,
+                               installed=not any("F" in row["Flag"] for row in paths))
+    return RouteFacts(routes)

@@ -321,3 +321,24 @@ def test_check_lists_the_isls_and_the_spine_tier():
         "spine_address": "198.18.255.0/31", "speed_gbps": 100.0}
     assert document["budget"]["limiting_tier"] == "storage nodes"
     assert document["budget"]["spine_tier"]["crossing_gbytes_per_s"] == pytest.approx(24 * 0.8 * 0.75)
+
+
+@pytest.mark.parametrize("name", ["ra-leafspine", "ra-leafspine-eos"])
+def test_examples_render_deterministically_and_ansible_reads_the_routing(tmp_path, name):
+    import json
+
+    from racfg.render import write_rendered
+
+    cluster = load_cluster(REPO / "inventory" / f"{name}.yaml")
+    assert render_files(cluster) == render_files(load_cluster(REPO / "inventory" / f"{name}.yaml"))
+    out = tmp_path / "out"
+    write_rendered(cluster, out)
+    assert write_rendered(cluster, out) == []
+    listed = subprocess.run([str(Path(sys.executable).with_name("ansible-inventory")), "-i", str(out / "hosts.yml"),
+                             "--list"], capture_output=True, text=True, check=True, cwd=tmp_path)
+    hostvars = json.loads(listed.stdout)["_meta"]["hostvars"]
+    gateway = cluster.topology.subnets["leaf2"][0].gateway.ip
+    assert hostvars["dgx07"]["racfg_routing"]["routes"][0]["via"] == str(gateway)
+    spine = hostvars["spine2"]["racfg_switch_routing"]
+    assert spine["asn"] == 65100 and len(spine["neighbors"]) == 20 and spine["maximum_paths"] == 5
+    assert hostvars["leaf4"]["racfg_switch_routing"]["maximum_paths"] == 10

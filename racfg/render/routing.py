@@ -38,6 +38,7 @@ def host_routing(cluster: Cluster, host: ClusterHost) -> dict[str, Any] | None:
             "to": networks,
             "via": str(subnet.gateway.ip),
             "source": str(nic.address.ip),
+            "subnet": str(subnet.network),  # the connected route a source-routing table also needs
             "metric": FIRST_METRIC + k,
             "table": FIRST_TABLE + k if source_routing else None,
         })

@@ -83,7 +83,7 @@ def test_valid_site_and_its_routing_plan(tmp_path):
     host = yaml.safe_load(files["host_vars/st02.yml"])["racfg_routing"]
     assert host == {"gateway": "198.19.2.1", "source_routing": False, "routes": [
         {"nic": "data0", "leaf": "leaf2", "to": ["198.19.0.0/16"], "via": "198.19.2.1", "source": "198.19.2.22",
-         "metric": 100, "table": None}]}
+         "subnet": "198.19.2.0/24", "metric": 100, "table": None}]}
     doc = files["fabric.md"]
     for needle in ("## Tiers", "| leaf | leaf1 | SN2700 | 65101 | 2 | spine1 spine2 | 1.00:1 |",
                    "| leaf1 | 1/31 | 198.18.255.1/31 | spine1 | 1/1 | 198.18.255.0/31 | 100G | 9216 |",

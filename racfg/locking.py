@@ -61,6 +61,9 @@ def site_lock(directory: Path, site: str, purpose: str, *, shared: bool = False,
         os.close(fd)  # releases the flock
 
 
+_HELD: dict[str, bool] = {}  # site -> shared, for the site locks this process holds (site_change_lock)
+
+
 @contextmanager
 def site_change_lock(cluster: Cluster, overrides: ConnectionOverrides, *, shared: bool = False,
                      holder: str = "deploy") -> Iterator[None]:
@@ -69,12 +72,21 @@ def site_change_lock(cluster: Cluster, overrides: ConnectionOverrides, *, shared
     Raises CannotRunError (exit 3) naming the holder (controller, user, pid, start) when another
     run, from this checkout or any other, holds it. A lock lost during the run (the lock host
     rebooted or dropped the session) is said on stderr at the end: the run was not guarded throughout.
+    Within a run that already holds it (drift's check-mode deploy inside drift) it is not taken
+    again: one SSH connection to the lock host per run.
     """
     from racfg.remote_lock import held_on_site  # paramiko: only for the commands that reach a site
 
+    if cluster.name in _HELD and (shared or not _HELD[cluster.name]):
+        yield
+        return
     with site_lock(state_dir() / "locks", cluster.name, "deploy", shared=shared, holder=holder), \
             held_on_site(cluster, overrides, holder, shared=shared, state_dir=state_dir()) as lost:
-        yield
+        _HELD[cluster.name] = shared
+        try:
+            yield
+        finally:
+            del _HELD[cluster.name]
     if lost:
         print(f"racfg: warning: the site lock of {cluster.name} was lost during this {holder} ({lost[0]}); "
               "another run may have started beside it", file=sys.stderr)

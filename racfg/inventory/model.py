@@ -41,8 +41,10 @@ def _check_pool(value: str | None) -> str | None:
 
 
 class Site(Strict):
+    """The site: its name, and what every host shares (time sources, DNS domain)."""
+
     name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_\-]*$", description="Short site name, used in file names.")
-    description: str = ""
+    description: str = Field("", description="Free text, shown in reports.")
     time_sources: list[str] = Field(
         default_factory=list, description="NTP servers for chrony; empty: hosts keep their current sources."
     )
@@ -52,7 +54,7 @@ class Site(Strict):
 class Fabric(Strict):
     """The data fabric. Defaults follow the RA: MTU 9000 Ethernet, IB 4096, no RoCE, no PFC."""
 
-    type: Literal["ethernet", "infiniband"]
+    type: Literal["ethernet", "infiniband"] = Field(description="Ethernet (Onyx, EOS) or InfiniBand (MLNX-OS).")
     speed: Speed = Field("100G", description="Per-port line rate of the data links.")
     host_mtu: int | None = Field(
         None, ge=576, le=65520,
@@ -137,10 +139,11 @@ class Fabric(Strict):
             return self.isl_mtu
         return 9216 if self.type == "ethernet" else self.effective_switch_mtu
 
+
 class Credentials(Strict):
     """Where a switch's password is found. The secret itself never sits in the inventory."""
 
-    username: str = "admin"
+    username: str = Field("admin", description="Login name on the switch.")
     password_env: str | None = Field(None, description="Environment variable holding the password.")
     password_file: str | None = Field(None, description="File (mode 0600) holding the password.")
     password_vault: str | None = Field(None, description="ansible-vault encrypted file holding the password.")
@@ -161,13 +164,16 @@ class Credentials(Strict):
 
 
 class Switch(Strict):
-    name: str = Field(pattern=NAME_PATTERN)
-    platform: Literal["onyx", "eos", "mlnxos-ib"]
+    """One data switch: its platform and model, how racfg logs in, and what it pins."""
+
+    name: str = Field(pattern=NAME_PATTERN, description="Switch name, as host NICs refer to it.")
+    platform: Literal["onyx", "eos", "mlnxos-ib"] = Field(
+        description="CLI platform: onyx (Mellanox Ethernet), eos (Arista), mlnxos-ib (Mellanox InfiniBand).")
     model: str = Field(description="Switch model, e.g. SN2700, SB7800, 7368X (see racfg catalog).")
     ports: int | None = Field(None, ge=1, le=1024, description="Port count; required for models racfg does not know.")
     ports_per_slot: int | None = Field(None, ge=1, description="Modular chassis: ports per line card.")
     mgmt: str = Field(description="Management IPv4 address (SSH).")
-    ssh_port: int = Field(22, ge=1, le=65535)
+    ssh_port: int = Field(22, ge=1, le=65535, description="SSH port of the switch CLI.")
     credentials: Credentials
     os_version: str | None = Field(None, description="Expected OS version; validate/drift report a mismatch.")
     shutdown_unused: bool = Field(False, description="Administratively shut ports with no cable in the inventory.")
@@ -202,6 +208,8 @@ class Switch(Strict):
 
 
 class Nic(Strict):
+    """A data NIC of a host and the switch port its cable goes to."""
+
     name: str = Field(pattern=r"^[A-Za-z0-9_.\-]{1,15}$", description="Interface name on the host (<= 15 chars).")
     address: str = Field(description="IPv4 address with prefix, e.g. 198.19.0.11/24. Increments across a range.")
     switch: str = Field(description="Name of the switch this NIC is cabled to.")
@@ -247,11 +255,13 @@ class Links(Strict):
 
 
 class Drive(Strict):
+    """An NVMe drive (or a range of them) a storage host must have."""
+
     path: str = Field(
         pattern=r"^/dev/[A-Za-z0-9_/\-\[\]:]+$",
         description="Block device path; a range such as /dev/nvme[0:5]n1 names several drives.",
     )
-    model: str | None = None
+    model: str | None = Field(None, description="Expected drive model, as nvme list reports it.")
     size: str | None = Field(None, description="Expected size, e.g. 3.2T (validated when given).")
 
     @field_validator("path")
@@ -264,16 +274,16 @@ class Drive(Strict):
 class HostBase(Strict):
     """Fields a host entry and a ``defaults`` entry share."""
 
-    ssh_user: str | None = None
+    ssh_user: str | None = Field(None, description="SSH login on the host (default root).")
     ssh_key: str | None = Field(None, description="Private key file for SSH (path, ~ expanded).")
-    ssh_port: int | None = Field(None, ge=1, le=65535)
-    model: str | None = None
+    ssh_port: int | None = Field(None, ge=1, le=65535, description="SSH port of the host (default 22).")
+    model: str | None = Field(None, description="Server model, e.g. DGX-1; known models give GPU and drive counts.")
     gpus: int | None = Field(None, ge=0, le=64, description="dgx hosts: expected GPU count (default: from model).")
     gpu_model: str | None = Field(None, description="dgx hosts: GPU model for the bill of materials, e.g. "
                                   "Tesla V100 SXM2 16GB (default: from model).")
     drives: list[Drive] | None = Field(None, description="storage hosts: NVMe drives for Weka.")
     wipe_drives: bool | None = Field(None, description="storage hosts: allow wiping drives that carry data.")
-    nics: list[Nic] | None = None
+    nics: list[Nic] | None = Field(None, description="Data NICs and the switch port each is cabled to.")
     port_stride: int | None = Field(
         None, ge=1, description="Across a name range, how far each NIC's port advances per host "
         "(default: number of NICs cabled to that switch)."
@@ -282,12 +292,14 @@ class HostBase(Strict):
 
 
 class HostDefaults(HostBase):
-    pass
+    """What every host of a role inherits unless it sets the key itself."""
 
 
 class Host(HostBase):
+    """A host, or a range of hosts (dgx[01:09]) whose addresses and ports increment."""
+
     name: str = Field(pattern=NAME_PATTERN, description="Host name, or a range such as dgx[01:09].")
-    role: Literal["dgx", "storage"]
+    role: Literal["dgx", "storage"] = Field(description="dgx: a GPU server; storage: a WekaFS storage node.")
     mgmt: str = Field(description="Management IPv4 address. Increments across a range.")
 
     @field_validator("name")
@@ -312,6 +324,8 @@ class Defaults(Strict):
 
 
 class Ofed(Strict):
+    """The RDMA stack: the distribution's inbox one, or MLNX_OFED pinned to a release."""
+
     flavor: Literal["mlnx", "inbox"] = Field(
         description="mlnx: MLNX_OFED from source/repo; inbox: distribution rdma-core."
     )
@@ -324,17 +338,21 @@ class Ofed(Strict):
 
 
 class Weka(Strict):
-    version: str | None = None
+    version: str | None = Field(None, description="Weka version the backends must run, e.g. 3.3.3.")
     dist: str | None = Field(None, description="Path or URL of the Weka distribution; absent: role skipped.")
-    mount_point: str = "/mnt/weka"
-    filesystem: str = "default"
+    mount_point: str = Field("/mnt/weka", description="Where clients mount the Weka filesystem.")
+    filesystem: str = Field("default", description="Weka filesystem the clients mount.")
     clients: Literal["dgx", "none"] = Field("dgx", description="Which hosts mount the filesystem as clients.")
 
 
 class Tuning(Strict):
-    profile: Literal["throughput-100g", "none"] = "throughput-100g"
+    """Host tuning the common role applies: the sysctl profile and the CPU governor."""
+
+    profile: Literal["throughput-100g", "none"] = Field(
+        "throughput-100g", description="Sysctl profile of the common role (none: leave sysctls alone).")
     sysctl: dict[str, str | int] = Field(default_factory=dict, description="Overrides of the profile's sysctls.")
-    cpu_governor: Literal["performance", "none"] = "performance"
+    cpu_governor: Literal["performance", "none"] = Field(
+        "performance", description="CPU frequency governor set on every host (none: leave it).")
 
 
 class OsPin(Strict):
@@ -345,9 +363,11 @@ class OsPin(Strict):
 
 
 class Software(Strict):
+    """The software pins the roles install and validate checks."""
+
     os: OsPin | None = Field(None, description="Pinned OS release and kernel (checked by validate).")
-    ofed: Ofed | None = None
-    weka: Weka | None = None
+    ofed: Ofed | None = Field(None, description="Where the RDMA stack comes from: the inbox one or MLNX_OFED.")
+    weka: Weka | None = Field(None, description="The WekaFS cluster on the storage hosts and its clients.")
     nvidia_driver: str | None = Field(None, description="Expected NVIDIA driver branch, e.g. 418 or 535.")
     tuning: Tuning = Field(default_factory=Tuning)
 
@@ -360,14 +380,17 @@ StepKey = Annotated[int, Field(ge=1)] | Shape
 class Reference(Strict):
     """A performance reference in ReFrame's shape: value, relative lower/upper bounds, unit."""
 
-    value: float
+    value: float = Field(description="The expected figure, e.g. 10.8.")
     lower: float | None = Field(-0.1, le=0, description="Relative lower bound, e.g. -0.1 = 10% below value.")
-    upper: float | None = Field(None, ge=0)
-    unit: str
+    upper: float | None = Field(None, ge=0, description="Relative upper bound, e.g. 0.2 = 20% above value.")
+    unit: str = Field(description="Unit of the figure, e.g. GB/s or images/s.")
 
 
 class Budget(Strict):
-    workload: Literal["resnet50", "lenet", "custom"] = "resnet50"
+    """The storage bandwidth budget racfg check prints: what the GPU servers read against what storage delivers."""
+
+    workload: Literal["resnet50", "lenet", "custom"] = Field(
+        "resnet50", description="What a GPU server reads: resnet50 (0.8 GB/s), lenet (2.5), custom.")
     client_gbytes_per_s: float | None = Field(
         None, gt=0, description="custom workload: storage read rate one GPU server needs (GB/s)."
     )
@@ -411,7 +434,7 @@ class UserBenchmark(Strict):
     launcher: Literal["ssh", "mpirun", "horovodrun", "torchrun", "srun"] = Field(
         "ssh", description="ssh: run on every node of the step and add the figures; else launched once.")
     regex: str = Field(description="Regular expression whose first group is the figure.")
-    unit: str = ""
+    unit: str = Field("", description="Unit of the figure, e.g. images/s.")
     steps: list[StepKey] | None = Field(
         None, description="Node counts (every GPU of a node), or shapes NODESxGPUS such as 2x4 ({gpus} in the "
         "command is then the GPUs per node); default: the smoke steps.")
@@ -465,12 +488,14 @@ class Smoke(Strict):
     outlier_fraction: float = Field(0.93, gt=0, le=1, description="A link below this share of the best is named.")
     fio_runtime_s: float | None = Field(None, gt=0, le=3600, description="Seconds per fio job (default 10).")
     fio_path: str | None = Field(None, description="A file on the shared filesystem fio reads (read-only) on clients.")
-    benchmark: UserBenchmark | None = None
+    benchmark: UserBenchmark | None = Field(None, description="Your own benchmark, run on each node-count step.")
     nccl: NcclTests | None = Field(None, description="NCCL all-reduce bus bandwidth per step, judged against the "
                                    "GPU model's NVLink and the data NICs (the nccl phase; absent: skipped).")
 
 
 class Acceptance(Strict):
+    """References validate and smoke judge against (RA defaults)."""
+
     link_saturation: float = Field(0.9, gt=0, le=1, description="Smoke: fraction of line rate a link must reach.")
     scaling_efficiency: float = Field(0.9, gt=0, le=1, description="Smoke: throughput(N)/(N*throughput(1)) floor.")
     client_storage_gbytes_per_s: float = Field(

@@ -45,6 +45,8 @@ def run_cases(tmp_path: Path, tasks: list[dict[str, Any]], variables: dict[str, 
                          capture_output=True, text=True, timeout=600, cwd=tmp_path,
                          env={"ANSIBLE_NOCOLOR": "1", "HOME": str(tmp_path),
                               "ANSIBLE_LIBRARY": str(ROLES / "common" / "library"),  # racfg_probe
+                              # the role's filters, as Ansible loads them for tasks of the role
+                              "ANSIBLE_FILTER_PLUGINS": str(ROLES / "fabric" / "filter_plugins"),
                               "PATH": f"{bin_dir}:/usr/sbin:/usr/bin:/sbin:/bin"})
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-2000:]
     outcomes = json.loads((tmp_path / "outcomes.json").read_text())

@@ -36,6 +36,7 @@ import paramiko
 
 from racfg.connection import ConnectionOverrides
 from racfg.errors import CannotRunError
+from racfg.hostssh import HostSession, HostSshError, SshEndpoint
 from racfg.inventory import Cluster
 from racfg.inventory.cluster import ClusterHost
 
@@ -171,26 +172,17 @@ def refusal(site: str, what: str, host: str, holders: list[Holder]) -> CannotRun
 
 
 def _connect(host: ClusterHost, overrides: ConnectionOverrides) -> paramiko.SSHClient:
-    client = paramiko.SSHClient()
-    if overrides.known_hosts is not None:
-        client.load_host_keys(str(overrides.known_hosts))
-    else:
-        client.load_system_host_keys()
-    client.set_missing_host_key_policy(paramiko.RejectPolicy())
-    key = overrides.ssh_key_for(host.ssh_key)
-    key = str(Path(key).expanduser()) if key else None
+    """One connection to the lock host, opened by the SSH layer every host command uses (racfg.hostssh):
+    the same host-key checking and keepalives as validate's and smoke's."""
+    session = HostSession(SshEndpoint.of(host, overrides))
     try:
-        client.connect(str(host.mgmt), port=host.ssh_port, username=host.ssh_user, key_filename=key,
-                       timeout=CONNECT_TIMEOUT, banner_timeout=CONNECT_TIMEOUT, auth_timeout=CONNECT_TIMEOUT,
-                       allow_agent=key is None, look_for_keys=key is None)
-    except (paramiko.SSHException, OSError) as exc:
-        client.close()
-        reason = (str(exc).splitlines() or [type(exc).__name__])[0]
-        raise CannotRunError(f"cannot reach {host.name} ({host.ssh_user}@{host.mgmt}:{host.ssh_port}), the host "
-                             f"that holds the site lock, over SSH: {reason}",
+        session.connect()
+    except HostSshError as exc:
+        raise CannotRunError(f"{exc.message}; {host.name} holds the site lock",
                              hint="the site lock lives on the first host of the inventory; it must be reachable"
                              ) from None
-    return client
+    assert session.client is not None
+    return session.client
 
 
 def _run(client: paramiko.SSHClient, host: str, script: str, *args: str) -> tuple[int, str, str]:

@@ -146,3 +146,30 @@ def test_validate_and_smoke_share_one_ssh_layer(site, tmp_path):
         pass
     with Fleet([site.lab.host("dgx01")], overrides) as fleet:  # the lab's own file: accepted
         assert fleet["dgx01"].run("hostname").stdout.strip() == "dgx01"
+
+
+GPU_CHECKS = {"count", "model", "nvlink", "pcie_link", "memory_health", "clocks_at_idle", "xid", "dcgm_diag"}
+
+
+def test_gpu_checks_skip_with_the_reason_on_the_lab_and_fail_where_gpus_are_required(site, monkeypatch):
+    """Issue 39: the lab's dgx hosts (DGX-1, 8 GPUs declared) have no NVIDIA driver. The lab provider
+    lifts racfg_gpu_required, so every GPU check skips saying why; the same hosts read as a site
+    that requires its GPUs (the provider's other settings kept) fail every GPU check."""
+    from dataclasses import replace
+
+    from racfg.results import Status
+    from racfg.validate.command import ValidateOptions, run_validate
+
+    code, report = site.validate("--category", "gpu")
+    gpu = [r for r in report["results"] if "/gpu/" in r["check"]]
+    assert {r["check"].rsplit("/", 1)[1] for r in gpu} >= GPU_CHECKS
+    assert {r["status"] for r in gpu} == {"skip"} and code == 0
+    assert all("no GPU here (nvidia-smi not found)" in r["message"] for r in gpu), gpu
+    monkeypatch.setenv("RACFG_STATE_DIR", str(site.state_dir))
+    overrides = site.lab.overrides
+    required = replace(overrides, host_vars={k: v for k, v in overrides.host_vars.items()
+                                             if k != "racfg_gpu_required"})
+    report, _ = run_validate(site.lab.cluster, ValidateOptions(categories=["gpu"]), required)
+    assert {r.check.rsplit("/", 1)[1] for r in report.results} >= GPU_CHECKS
+    assert {r.status for r in report.results} == {Status.FAIL}
+    assert all("nvidia-smi not found" in (r.actual or "") for r in report.results)

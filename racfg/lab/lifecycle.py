@@ -186,134 +186,167 @@ def _start_services(directory: Path, cluster: Cluster, say: Progress) -> None:
             httpserver.start(directory, served.address, served.port)
 
 
+@dataclass
+class _Build:
+    """What the steps of one ``lab up`` share: the inventory, and what the steps before made."""
+
+    cluster: Cluster
+    path: Path
+    inv_hash: str
+    scale: int
+    say: Progress
+    directory: Path
+    state: LabState | None = None
+    image_root: Path | None = None
+    repo_dir: Path | None = None
+    prefixlen: int = 24
+    pubkey: str = ""
+    ports: dict[str, dict[str, dict]] = field(default_factory=dict)  # switch -> port -> the cable's facts
+
+
+def _step_image(b: _Build) -> None:
+    b.say("image: " + ("cached" if image.is_built() else "building with debootstrap (about a minute)"))
+    b.image_root, _ = image.ensure_image()
+
+
+def _step_repository(b: _Build) -> None:
+    assert b.image_root is not None
+    b.repo_dir, built = repo.ensure_repo(b.image_root)
+    b.say("package repository: " + ("cached" if built is None else f"staged in {built:.0f} s"))
+
+
+def _step_management(b: _Build) -> None:
+    site = b.cluster.name
+    b.directory.mkdir(parents=True, exist_ok=True)
+    (b.directory / "logs").mkdir(exist_ok=True)
+    b.pubkey = _ensure_ssh_key(site)
+    gateway = fabric.mgmt_gateway(b.cluster)
+    b.state = LabState(
+        site=site, inventory=str(b.path), inventory_hash=b.inv_hash, mgmt_bridge=names.mgmt_bridge(site),
+        mgmt_gateway=str(gateway), fabric=b.cluster.fabric.type, scale_mbit_per_100g=b.scale,
+        image=str(b.image_root), repo=str(b.repo_dir), started=time.strftime("%Y-%m-%d %H:%M:%S"),
+    )
+    save_state(b.state)
+    fabric.setup_mgmt_bridge(site, gateway)
+    _start_services(b.directory, b.cluster, b.say)
+    b.prefixlen = gateway.network.prefixlen
+
+
+def _step_switches(b: _Build) -> None:
+    assert b.state is not None
+    for sw in b.cluster.switches.values():
+        ns = names.netns(b.cluster.name, sw.name)
+        b.state.switches[sw.name] = SwitchState(
+            sw.name, sw.platform, ns, sw.spec.mgmt, str(switches.switch_dir(b.directory, sw.name) / "cli.json"))
+        save_state(b.state)
+        fabric.setup_switch_netns(ns)
+        fabric.attach_mgmt(b.cluster.name, sw.name, ns, sw.spec.mgmt, b.prefixlen)
+        switches.ensure_password(switches.switch_dir(b.directory, sw.name))
+
+
+def _step_hosts(b: _Build) -> None:
+    assert b.state is not None and b.image_root is not None
+    host_keys: dict[str, str] = {}
+    for host in b.cluster.hosts:
+        ns = names.netns(b.cluster.name, host.name)
+        hdir = machines.host_dir(b.directory, host.name)
+        b.state.hosts[host.name] = HostState(host.name, host.role, ns, str(host.mgmt), str(hdir / "root"),
+                                             nics=[n.name for n in host.nics])
+        save_state(b.state)
+        create_netns(ns)
+        fabric.attach_mgmt(b.cluster.name, host.name, ns, str(host.mgmt), b.prefixlen)
+        root = machines.mount_root(b.image_root, hdir)
+        machines.mount_netns_sysfs(ns, hdir)
+        host_keys[host.name] = machines.prepare_root(root, host.name, b.pubkey)
+    _write_ssh_client_files(b.state, host_keys)
+
+
+def _step_cables(b: _Build) -> None:
+    assert b.state is not None
+    b.ports = {name: {} for name in b.cluster.switches}
+    buffers = {name: fabric.port_buffer_bytes(sw.spec.model) for name, sw in b.cluster.switches.items()}
+    for host in b.cluster.hosts:
+        for nic in host.nics:
+            assert nic.port is not None and nic.port_index is not None
+            sw_state = b.state.switches[nic.switch]
+            ifname = names.switch_port_ifname(nic.port_index, nic.lane)
+            rate = fabric.lab_rate_mbit(nic.speed_gbps, b.scale)
+            mac = fabric.add_cable(b.state.hosts[host.name].netns, nic.name, sw_state.netns, ifname, rate,
+                                   buffers[nic.switch])
+            b.state.cables.append(CableState(host.name, nic.name, nic.switch, nic.port, ifname, nic.speed_gbps, rate))
+            b.ports[nic.switch][nic.port] = {
+                "ifname": ifname, "speed_gbps": nic.speed_gbps, "lab_rate_mbit": rate,
+                "peer_host": host.name, "peer_nic": nic.name, "peer_mac": mac,
+            }
+    save_state(b.state)
+
+
+def _step_drives(b: _Build) -> None:
+    assert b.state is not None
+    for host in b.cluster.hosts:
+        for drive in host.drives:
+            backing = drives.drive_file(b.directory, host.name, drive.path)
+            b.state.hosts[host.name].drives[drive.path] = drives.attach(backing, drives.size_bytes(drive.size))
+            save_state(b.state)
+
+
+def _step_boot(b: _Build) -> None:
+    assert b.state is not None and b.repo_dir is not None
+    b.say(f"booting {len(b.state.hosts)} hosts")
+    for hs in b.state.hosts.values():
+        hs.pid = machines.start(hs, b.repo_dir, b.directory / "logs" / f"{hs.name}.log")
+        save_state(b.state)
+
+
+def _step_switch_cli(b: _Build) -> None:
+    assert b.state is not None
+    for sw in b.cluster.switches.values():
+        sws = b.state.switches[sw.name]
+        sdir = switches.switch_dir(b.directory, sw.name)
+        switches.write_cli_config(sdir, {
+            "name": sw.name, "platform": sw.platform, "model": sw.model.name, "ports_count": sw.model.ports,
+            "ports_per_slot": sw.model.ports_per_slot,
+            "listen": sw.spec.mgmt, "ssh_port": 22, "username": sw.spec.credentials.username,
+            "password_file": str(sdir / "password"), "state_dir": str(sdir), "netns": sws.netns,
+            "ports": b.ports[sw.name], "os_version": sw.spec.os_version,
+        })
+        sws.pid = switches.start_cli(sws, sdir)
+        save_state(b.state)
+        lldpd.write_config(sws, sdir, {port: p["ifname"] for port, p in b.ports[sw.name].items()})
+        lldpd.start(sws, sdir)
+        save_state(b.state)
+    if not switches.cli_available() and b.cluster.switches:
+        b.say("switch CLI not installed yet: switches have a data plane but no management CLI")
+
+
+def _step_ssh(b: _Build) -> None:
+    assert b.state is not None
+    machines.wait_ssh(list(b.state.hosts.values()), SSH_TIMEOUT, b.directory / "logs")
+    switches.wait_cli([s for s in b.state.switches.values() if s.pid], 30, b.directory)
+
+
+# The steps of ``lab up``, in order; a failure names its step and tears down what was made.
+BUILD_STEPS: list[tuple[str, Callable[[_Build], None]]] = [
+    ("image", _step_image), ("repository", _step_repository), ("management network", _step_management),
+    ("switches", _step_switches), ("hosts", _step_hosts), ("cables", _step_cables), ("drives", _step_drives),
+    ("boot", _step_boot), ("switch CLI", _step_switch_cli), ("SSH", _step_ssh),
+]
+
+
 def _build(cluster: Cluster, path: Path, inv_hash: str, scale: int, say: Progress) -> UpResult:
     site = cluster.name
-    directory = site_dir(site)
+    build = _Build(cluster, path, inv_hash, scale, say, site_dir(site))
     timings: dict[str, float] = {}
     step = "start"
     started = time.monotonic()
-    last = started
-
-    def mark(name: str) -> None:
-        nonlocal last
-        now = time.monotonic()
-        timings[name] = round(now - last, 2)
-        last = now
-
     try:
-        step = "image"
-        say("image: " + ("cached" if image.is_built() else "building with debootstrap (about a minute)"))
-        image_root, _ = image.ensure_image()
-        mark(step)
-        step = "repository"
-        repo_dir, built = repo.ensure_repo(image_root)
-        say("package repository: " + ("cached" if built is None else f"staged in {built:.0f} s"))
-        mark(step)
-
-        step = "management network"
-        directory.mkdir(parents=True, exist_ok=True)
-        (directory / "logs").mkdir(exist_ok=True)
-        pubkey = _ensure_ssh_key(site)
-        gateway = fabric.mgmt_gateway(cluster)
-        state = LabState(
-            site=site, inventory=str(path), inventory_hash=inv_hash, mgmt_bridge=names.mgmt_bridge(site),
-            mgmt_gateway=str(gateway), fabric=cluster.fabric.type, scale_mbit_per_100g=scale,
-            image=str(image_root), repo=str(repo_dir), started=time.strftime("%Y-%m-%d %H:%M:%S"),
-        )
-        save_state(state)
-        fabric.setup_mgmt_bridge(site, gateway)
-        _start_services(directory, cluster, say)
-        prefixlen = gateway.network.prefixlen
-        mark(step)
-
-        step = "switches"
-        for sw in cluster.switches.values():
-            ns = names.netns(site, sw.name)
-            state.switches[sw.name] = SwitchState(
-                sw.name, sw.platform, ns, sw.spec.mgmt, str(switches.switch_dir(directory, sw.name) / "cli.json"))
-            save_state(state)
-            fabric.setup_switch_netns(ns)
-            fabric.attach_mgmt(site, sw.name, ns, sw.spec.mgmt, prefixlen)
-            switches.ensure_password(switches.switch_dir(directory, sw.name))
-        mark(step)
-
-        step = "hosts"
-        host_keys: dict[str, str] = {}
-        for host in cluster.hosts:
-            ns = names.netns(site, host.name)
-            hdir = machines.host_dir(directory, host.name)
-            hs = HostState(host.name, host.role, ns, str(host.mgmt), str(hdir / "root"),
-                           nics=[n.name for n in host.nics])
-            state.hosts[host.name] = hs
-            save_state(state)
-            create_netns(ns)
-            fabric.attach_mgmt(site, host.name, ns, str(host.mgmt), prefixlen)
-            root = machines.mount_root(image_root, hdir)
-            machines.mount_netns_sysfs(ns, hdir)
-            host_keys[host.name] = machines.prepare_root(root, host.name, pubkey)
-        _write_ssh_client_files(state, host_keys)
-        mark(step)
-
-        step = "cables"
-        ports: dict[str, dict[str, dict]] = {name: {} for name in cluster.switches}
-        buffers = {name: fabric.port_buffer_bytes(sw.spec.model) for name, sw in cluster.switches.items()}
-        for host in cluster.hosts:
-            for nic in host.nics:
-                assert nic.port is not None and nic.port_index is not None
-                sw_state = state.switches[nic.switch]
-                ifname = names.switch_port_ifname(nic.port_index, nic.lane)
-                rate = fabric.lab_rate_mbit(nic.speed_gbps, scale)
-                mac = fabric.add_cable(state.hosts[host.name].netns, nic.name, sw_state.netns, ifname, rate,
-                                       buffers[nic.switch])
-                state.cables.append(CableState(host.name, nic.name, nic.switch, nic.port, ifname, nic.speed_gbps, rate))
-                ports[nic.switch][nic.port] = {
-                    "ifname": ifname, "speed_gbps": nic.speed_gbps, "lab_rate_mbit": rate,
-                    "peer_host": host.name, "peer_nic": nic.name, "peer_mac": mac,
-                }
-        save_state(state)
-        mark(step)
-
-        step = "drives"
-        for host in cluster.hosts:
-            for drive in host.drives:
-                backing = drives.drive_file(directory, host.name, drive.path)
-                state.hosts[host.name].drives[drive.path] = drives.attach(backing, drives.size_bytes(drive.size))
-                save_state(state)
-        mark(step)
-
-        step = "boot"
-        say(f"booting {len(state.hosts)} hosts")
-        for hs in state.hosts.values():
-            hs.pid = machines.start(hs, repo_dir, directory / "logs" / f"{hs.name}.log")
-            save_state(state)
-        mark(step)
-
-        step = "switch CLI"
-        for sw in cluster.switches.values():
-            sws = state.switches[sw.name]
-            sdir = switches.switch_dir(directory, sw.name)
-            switches.write_cli_config(sdir, {
-                "name": sw.name, "platform": sw.platform, "model": sw.model.name, "ports_count": sw.model.ports,
-                "ports_per_slot": sw.model.ports_per_slot,
-                "listen": sw.spec.mgmt, "ssh_port": 22, "username": sw.spec.credentials.username,
-                "password_file": str(sdir / "password"), "state_dir": str(sdir), "netns": sws.netns,
-                "ports": ports[sw.name], "os_version": sw.spec.os_version,
-            })
-            sws.pid = switches.start_cli(sws, sdir)
-            save_state(state)
-            lldpd.write_config(sws, sdir, {port: p["ifname"] for port, p in ports[sw.name].items()})
-            lldpd.start(sws, sdir)
-            save_state(state)
-        if not switches.cli_available() and cluster.switches:
-            say("switch CLI not installed yet: switches have a data plane but no management CLI")
-        mark(step)
-
-        step = "SSH"
-        machines.wait_ssh(list(state.hosts.values()), SSH_TIMEOUT, directory / "logs")
-        switches.wait_cli([s for s in state.switches.values() if s.pid], 30, directory)
-        mark(step)
-        state.complete = True
-        save_state(state)
+        for step, run in BUILD_STEPS:
+            begun = time.monotonic()
+            run(build)
+            timings[step] = round(time.monotonic() - begun, 2)
+        assert build.state is not None
+        build.state.complete = True
+        save_state(build.state)
     except (Exception, KeyboardInterrupt) as exc:
         say(f"lab up failed at step '{step}': tearing down what was made")
         try:
@@ -325,6 +358,7 @@ def _build(cluster: Cluster, path: Path, inv_hash: str, scale: int, say: Progres
         detail = exc.message if isinstance(exc, RacfgError) else f"{type(exc).__name__}: {exc}"
         hint = exc.hint if isinstance(exc, RacfgError) else None
         raise CannotRunError(f"lab up failed at step '{step}': {detail}", hint=hint) from exc
+    state = build.state
     timings["total"] = round(time.monotonic() - started, 2)
     say(f"lab {site} is up: {len(state.hosts)} hosts, {len(state.switches)} switches, "
         f"{len(state.cables)} cables in {timings['total']:.1f} s")

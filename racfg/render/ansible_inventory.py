@@ -190,4 +190,6 @@ def intended_for(cluster: Cluster, switch_name: str) -> IntendedSwitch:
         raise UsageError(f"no switch named {switch_name!r} in {cluster.display}")
     switch = cluster.switches[switch_name]
     fabric = {"pfc": cluster.fabric.pfc, "roce": cluster.fabric.roce, "switch_mtu": cluster.fabric.effective_switch_mtu}
-    return intended_from_vars(switch_vars(cluster, switch)["racfg_switch"], switch_ports(cluster, switch), fabric)
+    rendered = switch_vars(cluster, switch)
+    return intended_from_vars(rendered["racfg_switch"], rendered["racfg_switch_ports"], fabric,
+                              rendered.get("racfg_switch_routing"))

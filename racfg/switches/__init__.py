@@ -3,7 +3,7 @@
 Public API::
 
     get_driver(platform) -> SwitchDriver           # parsers, show commands, render, plan
-    intended_from_vars(racfg_switch, racfg_switch_ports, racfg_fabric) -> IntendedSwitch
+    intended_from_vars(racfg_switch, racfg_switch_ports, racfg_fabric, racfg_switch_routing) -> IntendedSwitch
     resolve_password(credentials, site=, name=, overrides=) -> str
     switch_passwords({name: credentials}, site=, overrides=) -> {name: password}
     SwitchTarget(...), SwitchSession(target).facts() -> SwitchFacts

@@ -46,6 +46,18 @@ class LldpNeighbor:
     port: str
 
 
+@dataclass(frozen=True)
+class ConfigLine:
+    """One routing setting of the running config, in the mode it lives in: ``context`` is the line
+    that enters the mode (``interface ethernet 1/21``, ``router bgp 65101``; None: global), ``key``
+    names the setting within it (``ip address``, ``neighbor 10.0.0.0``), ``line`` is as configured.
+    A setting with one value has one key (a new value replaces the old); a list has one key per item."""
+
+    context: str | None
+    key: str
+    line: str
+
+
 @dataclass
 class SwitchFacts:
     """Everything racfg reads from one switch in one pass."""
@@ -57,6 +69,8 @@ class SwitchFacts:
     pfc: PfcFacts
     lldp: dict[str, LldpNeighbor]
     config_saved: bool | None = None  # running config == startup; None where the platform cannot tell
+    # The routing settings of the running config (routed ports, VLANs, BGP); None: not read.
+    config_lines: tuple[ConfigLine, ...] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -74,6 +88,8 @@ class SwitchFacts:
             pfc=PfcFacts(**pfc),
             lldp={p: LldpNeighbor(**n) for p, n in data["lldp"].items()},
             config_saved=data.get("config_saved"),
+            config_lines=None if data.get("config_lines") is None
+            else tuple(ConfigLine(**c) for c in data["config_lines"]),
         )
 
 

@@ -21,6 +21,42 @@ class IntendedPort:
 
 
 @dataclass(frozen=True)
+class RoutedPort:
+    """An inter-switch link seen from this switch: a routed port (no switchport) with its /31."""
+
+    port: str  # canonical
+    address: str  # "10.0.0.1/31"
+
+
+@dataclass(frozen=True)
+class HostVlan:
+    """A leaf's host subnet: a VLAN whose interface is the hosts' gateway, the host ports in it."""
+
+    vlan: int
+    gateway: str  # "10.1.0.1/24": the VLAN interface's address
+    subnet: str  # "10.1.0.0/24": advertised in BGP
+    ports: tuple[str, ...]
+    mtu: int  # the host ports' MTU: a routed VLAN interface must carry the hosts' frames
+
+
+@dataclass(frozen=True)
+class IntendedRouting:
+    """What a leaf or spine routes (from ``racfg_switch_routing``): the drivers turn it into config."""
+
+    asn: int
+    router_id: str
+    routed_ports: tuple[RoutedPort, ...]
+    vlans: tuple[HostVlan, ...]
+    neighbors: tuple[tuple[str, int], ...]  # (address, remote ASN)
+    maximum_paths: int
+
+
+# The host subnets' VLAN ids: the intent names subnets, not VLANs, so racfg numbers them per leaf
+# from here (the first subnet is VLAN 100); a VLAN id is local to its leaf, the subnets are not.
+HOST_VLAN_BASE = 100
+
+
+@dataclass(frozen=True)
 class IntendedSwitch:
     """What racfg enforces on one switch: cabled ports, global PFC/RoCE off, unused ports policy."""
 
@@ -35,6 +71,7 @@ class IntendedSwitch:
     roce: bool = False
     os_version: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    routing: IntendedRouting | None = None  # leaf-spine: routed ISLs, host VLAN interfaces, BGP
 
     def panel_ports(self) -> list[str]:
         """Every front-panel port (canonical), cabled or not."""
@@ -60,10 +97,41 @@ class IntendedSwitch:
         return None
 
 
+def routing_from_vars(routing: dict[str, Any], ports: dict[str, IntendedPort]) -> IntendedRouting:
+    """``racfg_switch_routing`` as the drivers need it (host VLANs numbered from HOST_VLAN_BASE)."""
+    vlans = tuple(
+        HostVlan(vlan=HOST_VLAN_BASE + i, gateway=str(s["gateway"]), subnet=str(s["subnet"]),
+                 ports=tuple(str(p) for p in s.get("ports") or ()),
+                 mtu=max((ports[p].mtu for p in s.get("ports") or () if p in ports), default=9000))
+        for i, s in enumerate(routing.get("subnets") or ())
+    )
+    return IntendedRouting(
+        asn=int(routing["asn"]), router_id=str(routing["router_id"]),
+        routed_ports=tuple(RoutedPort(str(i["port"]), str(i["address"])) for i in routing.get("isls") or ()),
+        vlans=vlans,
+        neighbors=tuple((str(n["address"]), int(n["asn"])) for n in routing.get("neighbors") or ()),
+        maximum_paths=int(routing.get("maximum_paths") or 1),
+    )
+
+
+def isl_ports(routing: dict[str, Any]) -> dict[str, IntendedPort]:
+    """The ISL ports as managed ports (so that ``shutdown_unused`` never shuts them): described by the
+    peer switch and port, at the ISL's MTU and speed."""
+    return {
+        str(i["port"]): IntendedPort(
+            port=str(i["port"]), description=f"{i['peer']}:{i['peer_port']}", mtu=int(i["mtu"]),
+            speed_gbps=float(i["speed_gbps"]) if i.get("speed_gbps") else None,
+        )
+        for i in routing.get("isls") or ()
+    }
+
+
 def intended_from_vars(
-    switch: dict[str, Any], ports: list[dict[str, Any]], fabric: dict[str, Any] | None = None
+    switch: dict[str, Any], ports: list[dict[str, Any]], fabric: dict[str, Any] | None = None,
+    routing: dict[str, Any] | None = None,
 ) -> IntendedSwitch:
-    """From the rendered host vars ``racfg_switch``, ``racfg_switch_ports`` and ``racfg_fabric``."""
+    """From the rendered host vars ``racfg_switch``, ``racfg_switch_ports``, ``racfg_fabric`` and, on a
+    leaf-spine site, ``racfg_switch_routing``."""
     fabric = fabric or {}
     try:
         model = SWITCH_MODELS.get(switch["model"])
@@ -80,6 +148,8 @@ def intended_from_vars(
             )
             for p in ports
         }
+        if routing:
+            intended.update(isl_ports(routing))
         return IntendedSwitch(
             name=str(switch["name"]),
             platform=str(switch["platform"]),
@@ -91,6 +161,7 @@ def intended_from_vars(
             pfc=bool(fabric.get("pfc", False)),
             roce=bool(fabric.get("roce", False)),
             os_version=switch.get("os_version"),
+            routing=routing_from_vars(routing, intended) if routing else None,
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise UsageError(f"switch vars are incomplete or invalid: {exc}") from exc

@@ -15,8 +15,10 @@ from typing import Any
 
 import jinja2
 
-from racfg.switches.facts import PfcFacts, PortFacts, SwitchFacts
+from racfg.switches import routed
+from racfg.switches.facts import ConfigLine, PfcFacts, PortFacts, SwitchFacts
 from racfg.switches.intent import IntendedSwitch
+from racfg.switches.parsers import running
 from racfg.switches.ports import device_port, interface_command, port_sort_key
 
 TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
@@ -53,6 +55,12 @@ class SwitchDriver:
     parse_interfaces: Callable[..., dict[str, PortFacts]]
     parse_version: Callable[..., str]
     parse_lldp: Callable[..., dict[str, Any]]
+    # The routing settings of ``show["running"]`` (EOS's nested layout unless the platform says otherwise)
+    parse_config_lines: Callable[[str], tuple[ConfigLine, ...]] = staticmethod(running.parse_nested)
+    # Routed fabrics: global lines a routing switch needs; whether an interface's address must be removed
+    # before another is set (Onyx cannot change a primary address in place)
+    routing_globals: tuple[str, ...] = ("ip routing",)
+    readdress_needs_removal: bool = False
 
     # --- session ----------------------------------------------------------------------------
     def open_connection(self, **params: Any) -> Any:
@@ -82,6 +90,28 @@ class SwitchDriver:
 
     def device_port(self, port: str) -> str:
         return device_port(self.platform, port)
+
+    # --- routed fabrics (leaf-spine): the wording of each setting; routed.py plans them ---------------
+    def vlan_context(self, vlan: int) -> str:
+        return f"interface Vlan{vlan}"
+
+    def bgp_context(self, asn: int) -> str:
+        return f"router bgp {asn}"
+
+    def routed_port(self) -> str:
+        return "no switchport"
+
+    def ip_address(self, cidr: str) -> str:
+        return f"ip address {cidr}"
+
+    def router_id(self, address: str) -> str:
+        return f"router-id {address}"
+
+    def maximum_paths(self, paths: int) -> str:
+        return f"maximum-paths {paths} ecmp {paths}"
+
+    def network(self, prefix: str) -> str:
+        return f"network {prefix}"
 
     # --- PFC / RoCE (platform-specific) -----------------------------------------------------
     def parse_pfc(self, raw: dict[str, str]) -> PfcFacts:
@@ -114,6 +144,7 @@ class SwitchDriver:
             pfc=self.parse_pfc(raw),
             lldp=self.parse_lldp(raw["lldp"]),
             config_saved=self.parse_saved(raw["saved"]) if "saved" in raw else None,
+            config_lines=self.parse_config_lines(raw["running"]) if "running" in raw else None,
         )
 
     def parse_saved(self, text: str) -> bool | None:
@@ -155,7 +186,7 @@ class SwitchDriver:
             if have.admin_up != want.admin_up:
                 changes.append(Change(ctx, self.admin(want.admin_up), self.admin(have.admin_up),
                                       f"{port} {'up' if want.admin_up else 'shutdown'}"))
-        return changes
+        return changes + [Change(*c) for c in routed.plan_routed(self, intended, facts.config_lines)]
 
     def unmet(self, intended: IntendedSwitch, facts: SwitchFacts) -> list[str]:
         """The intent, compared with facts read back from the switch: what does not hold, as
@@ -189,7 +220,7 @@ class SwitchDriver:
                                 f"Actual: {'up' if have.admin_up else 'shutdown'}")
             if want.description and have.description != want.description:
                 problems.append(f"{port} description: Expected: {want.description!r} Actual: {have.description!r}")
-        return problems
+        return problems + routed.unmet_routed(self, intended, facts.config_lines)
 
     @staticmethod
     def commands(changes: list[Change]) -> list[str]:
@@ -229,6 +260,10 @@ class SwitchDriver:
                           "mtu": have.mtu if want.mtu else 0, "speed_gbps": speed, "admin_up": have.admin_up,
                           "extra": self.pfc_port_lines(facts.pfc, port)})
         global_lines = self.pfc_global_lines(facts.pfc) if facts else []
+        blocks = routed.routed_blocks(self, intended, None if facts is None else facts.config_lines or ())
+        global_lines += blocks.pop(None, [])
+        for p in ports:
+            p["extra"] += blocks.pop(p["context"], [])
         if facts:
             for port in sorted({*facts.pfc.ports, *facts.pfc.port_priorities}, key=port_sort_key):
                 if self.pfc_port_lines(facts.pfc, port) and not any(p["context"] == self.context(port) for p in ports):
@@ -236,4 +271,5 @@ class SwitchDriver:
                                      for line in self.pfc_port_lines(facts.pfc, port)]
         return _ENV.get_template(self.template).render(
             name=intended.name, platform=self.platform, ports=ports, global_lines=global_lines, cmd=self,
+            blocks=blocks,
         )

@@ -19,6 +19,7 @@ class EosDriver(SwitchDriver):
         "version": "show version | json",
         "lldp": "show lldp neighbors | json",
         "saved": "show running-config diffs",
+        "running": "show running-config",  # routing settings (routed ISLs, VLAN interfaces, BGP)
     }
     config_prompt = r"\(config[^)]*\)#\s*$"
     save_command = "write memory"

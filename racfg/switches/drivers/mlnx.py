@@ -12,7 +12,7 @@ from typing import Any
 from racfg.catalog import IB_MTUS, ib_speed_name
 from racfg.switches.drivers.base import Change, SwitchDriver
 from racfg.switches.facts import PfcFacts
-from racfg.switches.parsers import mlnxos_ib, onyx
+from racfg.switches.parsers import mlnxos_ib, onyx, running
 
 
 class MellanoxDriver(SwitchDriver):
@@ -21,6 +21,7 @@ class MellanoxDriver(SwitchDriver):
     device_type = "mellanox_mlnxos"
     template = "mlnx_flat.j2"
     save_command = "configuration write"
+    parse_config_lines = staticmethod(running.parse_flat)
     # The first prompt after login, user or enable mode: "sw1 [standalone: master] > "
     login_prompt = r"[>#]\s*$"
 
@@ -67,9 +68,33 @@ class OnyxDriver(MellanoxDriver):
     parse_interfaces = staticmethod(onyx.parse_interfaces)
     parse_version = staticmethod(onyx.parse_version)
     parse_lldp = staticmethod(onyx.parse_lldp)
+    routing_globals = ("protocol bgp",)  # Onyx routes by default; BGP is a protocol to enable first
+    readdress_needs_removal = True
 
     def mtu(self, mtu: int) -> str:
         return f"mtu {mtu} force"
+
+    def vlan_context(self, vlan: int) -> str:
+        return f"interface vlan {vlan}"
+
+    def bgp_context(self, asn: int) -> str:
+        return f"router bgp {asn} vrf default"
+
+    def routed_port(self) -> str:
+        return "no switchport force"
+
+    def ip_address(self, cidr: str) -> str:
+        return f"ip address {cidr} primary"
+
+    def router_id(self, address: str) -> str:
+        return f"router-id {address} force"
+
+    def maximum_paths(self, paths: int) -> str:
+        return f"maximum-paths {paths}"
+
+    def network(self, prefix: str) -> str:
+        address, length = prefix.split("/")
+        return f"network {address} /{length}"
 
     def speed(self, gbps: float) -> str:
         return f"speed {gbps:g}G force"

@@ -31,6 +31,10 @@ options:
     description: The rendered racfg_fabric group var (pfc, roce, switch_mtu ...).
     type: dict
     default: {}
+  routing:
+    description: The rendered racfg_switch_routing host var of a leaf-spine site (role, ASN, ISLs, host subnets,
+      BGP neighbours, maximum paths); the switch then gets routed ISLs, host VLAN interfaces and BGP.
+    type: dict
   password:
     description: The switch's password (no_log); by default resolved from switch.credentials (password_env,
       password_file, password_vault; a lab: true switch needs it passed, as racfg deploy does).
@@ -79,6 +83,7 @@ def main() -> None:
             "switch": {"type": "dict", "required": True},
             "ports": {"type": "list", "elements": "dict", "required": True},
             "fabric": {"type": "dict", "default": {}},
+            "routing": {"type": "dict"},
             "password": {"type": "str", "no_log": True},
             "save": {"type": "bool", "default": True},
             "timeout": {"type": "int", "default": 10},
@@ -105,7 +110,7 @@ def main() -> None:
         module.fail_json(msg="facts read earlier plan a check only: a change reads the switch it changes")
         return
     try:
-        intended = intended_from_vars(switch, params["ports"], params["fabric"])
+        intended = intended_from_vars(switch, params["ports"], params["fabric"], params["routing"])
         password = params["password"] or resolve_password(
             switch.get("credentials") or {}, site=str(switch.get("site", "")), name=str(switch["name"]))
         module.no_log_values.add(password)

@@ -129,6 +129,14 @@ class BgpFacts:
     router_id: str
     peers: dict[str, BgpPeer] = field(default_factory=dict)
 
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> BgpFacts:
+        """The inverse of ``to_dict``, also after a JSON round trip (drift's baseline)."""
+        return cls(data["local_asn"], data["router_id"], {a: BgpPeer(**p) for a, p in data["peers"].items()})
+
 
 @dataclass(frozen=True)
 class NextHop:
@@ -157,3 +165,12 @@ class RouteFacts:
 
     def of_protocol(self, protocol: str) -> dict[str, Route]:
         return {p: r for p, r in self.routes.items() if r.protocol == protocol}
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> RouteFacts:
+        """The inverse of ``to_dict``, also after a JSON round trip (next hops come back as lists)."""
+        return cls({prefix: Route(r["prefix"], r["protocol"], tuple(NextHop(**h) for h in r["next_hops"]),
+                                  r.get("installed", True)) for prefix, r in data["routes"].items()})

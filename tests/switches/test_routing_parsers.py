@@ -5,11 +5,12 @@ its inputs in fixtures/onyx-manual/ are typed to the manual's layout, NOT record
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
-from racfg.switches.facts import BgpPeer, NextHop, Route
+from racfg.switches.facts import BgpFacts, BgpPeer, NextHop, Route, RouteFacts
 from racfg.switches.parsers import eos, frr, onyx
 from racfg.switches.parsers.common import ParseError
 from racfg.switches.parsers.routing import asplain, bgp_state, uptime_seconds
@@ -144,3 +145,11 @@ def test_asplain():
     assert asplain("65002.2048") == 4259973120 and asplain(65001) == 65001
     with pytest.raises(ParseError):
         asplain("AS65001")
+
+
+def test_facts_survive_a_json_round_trip():
+    """Drift keeps them in a JSON baseline: what comes back equals what was read."""
+    bgp = eos.parse_bgp_summary(read(EOS_ASDOT))
+    routes = frr.parse_routes(read("frr/show_ip_route_prefix_16-way-ECMP_INDENTED_frr-doc.txt"))
+    assert BgpFacts.from_dict(json.loads(json.dumps(bgp.to_dict()))) == bgp
+    assert RouteFacts.from_dict(json.loads(json.dumps(routes.to_dict()))) == routes

@@ -8,9 +8,12 @@ from pathlib import Path
 
 import pytest
 
+from racfg.switches.apply import push_lines
 from racfg.switches.drivers import Change, SwitchDriver, get_driver
+from racfg.switches.errors import SwitchConfigError
 from racfg.switches.facts import ConfigLine, PfcFacts, PortFacts, SwitchFacts
 from racfg.switches.intent import IntendedSwitch, intended_from_vars
+from racfg.switches.session import SwitchSession, SwitchTarget
 
 EXPECTED = Path(__file__).parent / "fixtures" / "routed"
 # A small leaf-spine site: 2 leaves, 2 spines, one link from each leaf to each spine, two hosts on
@@ -275,3 +278,39 @@ def test_examples_switches_route_from_their_inventory(example: str, leaf: str, s
     assert leaf_routing is not None and leaf_routing.vlans and leaf_routing.vlans[0].ports
     assert get_driver(cluster.switches[leaf].spec.platform).network(leaf_routing.vlans[0].subnet) in \
         get_driver(cluster.switches[leaf].spec.platform).render(intended_for(cluster, leaf))
+
+
+class _Conn:
+    def exit_config_mode(self) -> None:
+        pass
+
+
+class RejectingOnyx(SwitchSession):
+    """An Onyx session that rejects one line and accepts every other (what push_lines sees)."""
+
+    def __init__(self, reject: str) -> None:
+        super().__init__(SwitchTarget("leaf1", "onyx", "192.0.2.1", username="admin", password="x"))
+        self.reject, self.sent, self.conn = reject, [], _Conn()
+
+    def send_line(self, line: str, expect: str) -> str:
+        self.sent.append(line)
+        return "% Invalid peer\nleaf1 (config) #" if line == self.reject else "leaf1 (config) #"
+
+
+def test_onyx_rejected_routing_line_undoes_what_was_applied() -> None:
+    """No atomic commit on Onyx: the lines typed before a rejected one are undone, last first, each in
+    its mode (the added VLAN interface address, the host ports' VLAN, the ISL address ...)."""
+    want = intended("onyx", "leaf")
+    driver = get_driver("onyx")
+    changes = [c for c in driver.plan(want, facts_from_text("onyx", want, "")) if c.undo != c.line]
+    session = RejectingOnyx("neighbor 10.255.0.2 remote-as 65100")
+    with pytest.raises(SwitchConfigError) as caught:
+        push_lines(session, changes)
+    rejected_at = [c.line for c in changes].index(session.reject)
+    undo = [Change(c.context, c.undo, None, "") for c in reversed(changes[:rejected_at]) if c.undo]
+    typed_undo = session.sent[session.sent.index(session.reject) + 1:]
+    assert [line for line in typed_undo if line != "exit"] == [
+        line for line in driver.commands(undo) if line != "exit"]
+    assert typed_undo[:2] == ["router bgp 65101 vrf default", "no neighbor 10.255.0.0"]
+    assert "no protocol bgp" in typed_undo and "no ip address" in typed_undo
+    assert "were undone: running config unchanged" in str(caught.value)

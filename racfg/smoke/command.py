@@ -8,8 +8,9 @@ bounded and stopped on the way out, whatever ends the run (an error, a lost host
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
@@ -19,24 +20,20 @@ from racfg.inventory.cluster import Cluster
 from racfg.locking import site_change_lock
 from racfg.policy.budget import bandwidth_budget
 from racfg.results import Report, Result, Status
-from racfg.smoke import benchmark as bench
-from racfg.smoke import fio, nccl, perftest, plots
+from racfg.smoke import benchmark_phase, fio, nccl, perftest, plots
 from racfg.smoke.errors import MeasurementError
 from racfg.smoke.judge import (
     REMEASURE,
     LinkMeasurement,
     Reading,
     counter_results,
-    deciding_reading,
-    equivalence_result,
-    reference_result,
     remeasure_notes,
     with_readings,
 )
 from racfg.smoke.links import measure_links
-from racfg.smoke.metrics import metric, reference_bounds, reference_margin
+from racfg.smoke.metrics import metric
 from racfg.smoke.perftest_output import PerftestResult
-from racfg.smoke.plan import Link, SmokePlan, build_plan, shape_of
+from racfg.smoke.plan import Link, SmokePlan, build_plan
 from racfg.smoke.probes import Probes, StepProbe, SwitchCounters
 from racfg.smoke.remeasure import until_met
 from racfg.smoke.remote import Fleet
@@ -45,7 +42,6 @@ from racfg.smoke.storage import FioSide, measure_storage
 from racfg.smoke.tcp import LoadResult, plan_flows, run_load
 from racfg.smoke.units import rate_text
 
-PHASES = ("links", "scaling", "storage", "rdma", "benchmark", "nccl")
 Progress = Callable[[int, int, str], None]  # (done, total, what now)
 
 
@@ -83,25 +79,13 @@ class _Run:
 
 
 def count_steps(plan: SmokePlan, skip: frozenset[str]) -> int:
-    total = 0
-    if "links" not in skip:
-        total += 2 * len(plan.clients)
-    if "scaling" not in skip:
-        total += len(plan.steps)
-    if "storage" not in skip:
-        total += 2
-    if "rdma" not in skip:
-        total += 1
-    if "benchmark" not in skip and plan.benchmark:
-        total += len(plan.benchmark.steps)
-    return total
+    """The progress bar's total: what each phase that runs says it counts (PHASE_TABLE)."""
+    return sum(phase.steps(plan) for phase in PHASE_TABLE if phase.name not in skip)
 
 
-def run_smoke(cluster: Cluster, overrides: ConnectionOverrides, options: SmokeOptions, out_dir: Path) -> Report:
-    """Measure the site and return its report (results, series, plots as attachments)."""
-    plan = build_plan(cluster, overrides, hosts=options.hosts)
-    report = Report(command="smoke", site=cluster.name)
-    started = time.monotonic()
+@contextmanager
+def _measuring_lock(cluster: Cluster, overrides: ConnectionOverrides) -> Iterator[None]:
+    """The site's lock for the whole measurement: a deploy cannot change the cluster under it."""
     try:
         lock = site_change_lock(cluster, overrides, holder="smoke")
         lock.__enter__()
@@ -109,6 +93,17 @@ def run_smoke(cluster: Cluster, overrides: ConnectionOverrides, options: SmokeOp
         raise CannotRunError(f"smoke refused: {exc.message}", hint="a deploy changes the cluster under a "
                              "measurement; wait for it to finish") from None
     try:
+        yield
+    finally:
+        lock.__exit__(None, None, None)
+
+
+def run_smoke(cluster: Cluster, overrides: ConnectionOverrides, options: SmokeOptions, out_dir: Path) -> Report:
+    """Measure the site and return its report (results, series, plots as attachments)."""
+    plan = build_plan(cluster, overrides, hosts=options.hosts)
+    report = Report(command="smoke", site=cluster.name)
+    started = time.monotonic()
+    with _measuring_lock(cluster, overrides):
         hosts = [h for h in cluster.hosts if h.name in {*plan.client_hosts, *plan.storage_hosts}]
         with Fleet(hosts, overrides) as fleet:
             plan = _nic_rates(plan, fleet)
@@ -124,8 +119,6 @@ def run_smoke(cluster: Cluster, overrides: ConnectionOverrides, options: SmokeOp
                 switches.close()
         if options.progress:
             options.progress(run.total, run.total, "done")
-    finally:
-        lock.__exit__(None, None, None)
     report.results = run.results
     report.attachments = run.attachments
     report.elapsed = time.monotonic() - started
@@ -151,21 +144,19 @@ def _nic_rates(plan: SmokePlan, fleet: Fleet) -> SmokePlan:
 
 
 def _measure(run: _Run) -> None:
-    phases = {"links": _links, "scaling": _scaling, "storage": _storage, "rdma": _rdma, "benchmark": _benchmark}
-    phases["nccl"] = nccl.measure  # GPU all-reduce (racfg.smoke.nccl): needs no storage host
-    for name in PHASES:
-        if name in run.options.skip:
+    for phase in PHASE_TABLE:
+        if phase.name in run.options.skip:
             continue
-        if name in ("links", "scaling", "rdma") and not run.plan.storage:
-            run.results.append(Result("cluster", f"{name}/run", name, Status.SKIP,
-                                      f"{name}: no storage host to load the links from (the external array is "
-                                      "not a host smoke can run iperf3 or perftest on)"))
+        if phase.needs_storage and not run.plan.storage:
+            run.results.append(Result("cluster", f"{phase.name}/run", phase.name, Status.SKIP,
+                                      f"{phase.name}: no storage host to load the links from (the external array "
+                                      "is not a host smoke can run iperf3 or perftest on)"))
             continue
         try:
-            phases[name](run)
+            phase.measure(run)
         except MeasurementError as exc:
-            run.results.append(Result("cluster", f"{name}/run", name, Status.ERROR,
-                                      f"{name}: could not measure: {exc.message}"))
+            run.results.append(Result("cluster", f"{phase.name}/run", phase.name, Status.ERROR,
+                                      f"{phase.name}: could not measure: {exc.message}"))
 
 
 def _load(run: _Run, clients: list[Link], direction: str, label: str) -> tuple[LoadResult, StepProbe]:
@@ -284,99 +275,6 @@ def _rdma_tool(run: _Run, tool: str, link: Link, dev: str, target: Link, target_
          for r in readings], run.options.remeasure)
 
 
-def _benchmark(run: _Run) -> None:
-    plan = run.plan
-    if plan.benchmark is None:
-        return
-    spec = plan.benchmark.spec
-    refs = plan.references.get(spec.name, {})
-    all_steps: list[bench.BenchmarkStep] = []
-    base = None  # T(1): the one-node whole-node step's deciding figure; it comes first of the whole-node steps
-    for planned in plan.benchmark.steps:
-        n, gpus = shape_of(planned, plan.benchmark.gpus_per_node)
-        shape = planned if isinstance(planned, str) else None
-        run.tick(f"benchmark {spec.name}: {shape or n} node(s)")
-        take = partial(_bench_step, run, plan.client_hosts[:n], gpus, shape)
-        readings = until_met([take()], take, partial(_bench_margin, plan, refs, base), run.options.remeasure,
-                             run.announce, f"benchmark {spec.name}: {shape or n} node(s)")
-        step = readings[deciding_reading([_bench_margin(plan, refs, base, r) for r in readings])]
-        if shape is None and n == 1:
-            base = step.value
-        all_steps.append(step)
-        result = _bench_result(plan, refs, base, step)
-        run.results.append(with_readings(result, [
-            Reading(r.value or 0.0, spec.unit, _bench_margin(plan, refs, base, r),
-                    f"{r.value:.4g} {spec.unit}" if r.value is not None else f"no figure ({r.error})")
-            for r in readings], run.options.remeasure))
-    by_shape = {s.shape: s.value for s in all_steps if s.shape}
-    for group in spec.equivalent:
-        values = {shape: by_shape.get(shape) for shape in group.shapes}
-        if any(shape not in by_shape for shape in group.shapes):
-            run.results.append(Result("cluster", f"benchmark/{spec.name}/equivalent/{'='.join(group.shapes)}",
-                                      "benchmark", Status.SKIP, "not every shape ran (more nodes than clients): "
-                                      + ", ".join(s for s in group.shapes if s not in by_shape)))
-            continue
-        run.results.append(equivalence_result(spec.name, spec.unit, group.band, values))
-    good = [s for s in all_steps if s.shape is None and s.value is not None]  # whole-node steps: their scaling
-    if len(good) > 1:
-        reference = [(n, r.value, *reference_bounds(r)) for n, r in sorted(
-            (k, v) for k, v in refs.items() if isinstance(k, int)) if n in {s.n for s in good}]
-        eff_knee = next((s.n for s in good if base and s.value / (s.n * base) < plan.scaling_floor), None)
-        path = plots.plot_scaling(run.out_dir / "benchmark.png", f"{plan.site}: benchmark {spec.name} per node count",
-                                  [s.n for s in good], [s.value or 0.0 for s in good], spec.unit or "figure",
-                                  plan.scaling_floor, None, eff_knee, reference)
-        run.attachments.append(str(path))
-
-
-def _bench_step(run: _Run, hosts: list[str], gpus: int, shape: str | None) -> bench.BenchmarkStep:
-    assert run.plan.benchmark is not None
-    started = time.monotonic()
-    step = bench.run_step(run.fleet, run.plan, run.plan.benchmark.spec, hosts, gpus, shape)
-    step.seconds = time.monotonic() - started
-    return step
-
-
-def _bench_efficiency(base: float | None, step: bench.BenchmarkStep) -> float | None:
-    """E(n) of a whole-node step against the one-node figure; None for a shape or without a figure."""
-    return step.value / (step.n * base) if base and step.value is not None and step.shape is None else None
-
-
-def _bench_margin(plan: SmokePlan, refs: dict, base: float | None, step: bench.BenchmarkStep) -> float:
-    """How far a step's figure is past its mark: its reference, else E(n) against the scaling floor."""
-    if step.value is None:
-        return -1.0
-    ref = refs.get(step.shape or step.n)
-    if ref is not None:
-        return reference_margin(step.value, ref)
-    eff = _bench_efficiency(base, step)
-    return eff - plan.scaling_floor if eff is not None else 0.0
-
-
-def _bench_result(plan: SmokePlan, refs: dict, base: float | None, step: bench.BenchmarkStep) -> Result:
-    assert plan.benchmark is not None
-    spec = plan.benchmark.spec
-    check = f"benchmark/{spec.name}/{step.label}"
-    what = f"{step.shape} (nodes x GPUs)" if step.shape else f"{step.n} node(s)"
-    if step.value is None:
-        return Result("cluster", check, "benchmark", Status.ERROR, f"{spec.name} on {what}: {step.error}",
-                      seconds=step.seconds)
-    eff = _bench_efficiency(base, step)
-    message = (f"{spec.name} on {what} via {spec.launcher}: {step.value:.4g} {spec.unit}"
-               + (f", E = {eff:.3f}" if eff is not None else ""))
-    data = {"nodes": step.n, "shape": step.shape, "hosts": step.hosts, "value": step.value,
-            "per_node": step.per_node, "efficiency": eff,
-            "metrics": [metric(f"benchmark.{spec.name}.{step.label}", step.value, spec.unit)]}
-    result = reference_result("cluster", check, "benchmark", step.value, spec.unit, refs.get(step.shape or step.n),
-                              message, data, f"no acceptance.references.{spec.name} for {step.shape or step.n}")
-    if result.status is Status.SKIP and eff is not None:  # no reference: its scaling is still judged
-        ok = eff >= plan.scaling_floor
-        result = Result(result.target, check, "benchmark", Status.PASS if ok else Status.FAIL,
-                        f"{message} (no reference for {step.n} node(s): judged on scaling, "
-                        f"E >= {plan.scaling_floor:g})", f"E({step.n}) >= {plan.scaling_floor:g}",
-                        f"E({step.n}) = {eff:.3f}", data=data)
-    return replace(result, seconds=step.seconds)
-
-
 def _meta(cluster: Cluster, plan: SmokePlan) -> dict:
     return {
         "inventory": cluster.display, "lab": plan.lab, "duration_s": plan.duration_s, "omit_s": plan.omit_s,
@@ -388,3 +286,26 @@ def _meta(cluster: Cluster, plan: SmokePlan) -> dict:
                           for link in plan.storage},
         "budget": bandwidth_budget(cluster).as_dict(),
     }
+
+
+@dataclass(frozen=True)
+class Phase:
+    """One phase of a smoke run: its name (``--skip``), how many progress steps it counts for a plan,
+    what measures it, and whether it loads links from storage hosts (skipped, saying why, without one)."""
+
+    name: str
+    steps: Callable[[SmokePlan], int]
+    measure: Callable[[_Run], None]
+    needs_storage: bool = False
+
+
+# The phases, in the order they run; the one place that says what a smoke run is made of.
+PHASE_TABLE: tuple[Phase, ...] = (
+    Phase("links", lambda plan: 2 * len(plan.clients), _links, needs_storage=True),
+    Phase("scaling", lambda plan: len(plan.steps), _scaling, needs_storage=True),
+    Phase("storage", lambda plan: 2, _storage),
+    Phase("rdma", lambda plan: 1, _rdma, needs_storage=True),
+    Phase("benchmark", lambda plan: len(plan.benchmark.steps) if plan.benchmark else 0, benchmark_phase.measure),
+    Phase("nccl", lambda plan: 0, nccl.measure),  # GPU all-reduce (racfg.smoke.nccl): needs no storage host
+)
+PHASES = tuple(phase.name for phase in PHASE_TABLE)

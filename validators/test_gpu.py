@@ -77,7 +77,7 @@ def test_driver_branch(node, probe, verdict, ctx):
     smi, _ = _smi(node, probe, verdict)
     pin = ctx.site.group_vars.get("racfg_nvidia_driver")
     if not pin:
-        verdict.note(f"driver {smi.driver_version} (no pin: software.nvidia_driver)")
+        verdict.info(f"driver {smi.driver_version} (no pin: software.nvidia_driver)")
         return
     verdict.expect(str(pin), driver_branch(smi.driver_version), message=f"driver {smi.driver_version}")
 

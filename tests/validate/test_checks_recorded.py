@@ -62,6 +62,8 @@ CASES = [
     ("gpu count 1 of 8", GROUP, host("dgx"), {"nvidia_smi": rec(A100)}, "*/gpu/count", Status.FAIL, "1"),
     ("gpu driver pin", {**GROUP, "racfg_nvidia_driver": "460"}, host("dgx"), {"nvidia_smi": rec(V100S)},
      "*/gpu/driver_branch", Status.PASS, "460"),
+    ("gpu driver, no pin: a reading, not a pass", GROUP, host("dgx"), {"nvidia_smi": rec(V100S)},
+     "*/gpu/driver_branch", Status.INFO, "no pin"),
     ("gpu driver other branch", {**GROUP, "racfg_nvidia_driver": "418"}, host("dgx"),
      {"nvidia_smi": rec(A100)}, "*/gpu/driver_branch", Status.FAIL, "535"),
     ("gpu persistence off", GROUP, host("dgx"), {"nvidia_smi": rec(V100S)}, "*/gpu/persistence_mode",

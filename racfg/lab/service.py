@@ -16,6 +16,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -55,17 +56,8 @@ class LabService:
 
     def stray_pids(self, site: str | None = None) -> list[int]:
         """Its processes still running (of one site, or of any lab): for ``lab down --all`` and leftovers."""
-        found = []
-        for entry in Path("/proc").iterdir():
-            if not entry.name.isdigit():
-                continue
-            try:
-                argv = (entry / "cmdline").read_bytes().decode(errors="replace").split("\0")
-            except OSError:
-                continue
-            if self.module in argv and (site is None or site in argv[argv.index(self.module) + 1:]):
-                found.append(int(entry.name))
-        return found
+        return find_pids(lambda argv: self.module in argv and (
+            site is None or site in argv[argv.index(self.module) + 1:]))
 
     def stop(self, site_dir: Path) -> bool:
         """Stop it (SIGTERM, then SIGKILL after a second); True when one was running."""
@@ -86,6 +78,21 @@ class LabService:
         with contextlib.suppress(ChildProcessError):  # started by this process (a test's lab up): reap it
             os.waitpid(pid, os.WNOHANG)
         return True
+
+
+def find_pids(match: Callable[[list[str]], bool]) -> list[int]:
+    """Processes whose argument vector ``match`` accepts (how strays of a lab are found by name)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            argv = (entry / "cmdline").read_bytes().decode(errors="replace").split("\0")
+        except OSError:
+            continue
+        if match(argv):
+            found.append(int(entry.name))
+    return found
 
 
 def kill(pids: list[int]) -> None:

@@ -17,7 +17,7 @@ import signal
 import time
 from pathlib import Path
 
-from racfg.lab import drives, httpserver, names, service, timeserver
+from racfg.lab import drives, frr, httpserver, names, service, switches, timeserver
 from racfg.lab.machines import is_running
 from racfg.lab.netns import delete_netns, kill_netns_processes, list_netns, root_links
 from racfg.lab.sh import log, ok, run
@@ -87,6 +87,10 @@ def teardown_site(site: str, grace: float = 4.0) -> list[str]:
         if lab_service.stop(directory):
             removed.append(lab_service.label)
         service.kill(lab_service.stray_pids(site))
+    for switch in state.switches.values() if state is not None else ():
+        if frr.stop(switches.switch_dir(directory, switch.name)):
+            removed.append(f"FRR of {switch.name}")
+    service.kill(frr.stray_pids(directory))
     namespaces = [ns for ns in list_netns() if ns.startswith(prefix)]
     for ns in namespaces:
         kill_netns_processes(ns)
@@ -120,6 +124,7 @@ def teardown_all() -> list[str]:
         removed += teardown_site(site)
     for lab_service in LAB_SERVICES:
         service.kill(lab_service.stray_pids())
+    service.kill(frr.stray_pids(lab_root()))
     stray_ns = [ns for ns in list_netns() if ns.startswith(names.NETNS_PREFIX)]
     for ns in stray_ns:
         kill_netns_processes(ns)
@@ -159,6 +164,7 @@ def leftovers(site: str | None = None) -> list[str]:
         found += [f"mount {m}" for m in _lab_overlay_mounts()]
         dir_prefix = ""
     found += [f"{s.label} pid {pid}" for s in LAB_SERVICES for pid in s.stray_pids(site)]
+    found += [f"FRR daemon pid {pid}" for pid in frr.stray_pids(site_dir(site) if site else lab_root())]
     found += [f"loop {dev} ({back})" for back, dev in drives.loops_by_file().items()
               if back.endswith(names.DRIVE_SUFFIX) and back.startswith(dir_prefix)]
     return found

@@ -1,0 +1,131 @@
+"""A routing daemon per routed lab switch: FRR's zebra and bgpd inside the switch's namespace.
+
+Why FRR: BGP sessions, best paths and ECMP in the lab are then a real routing stack's (Debian's
+``frr`` package), and the routes it computes are the kernel's multipath routes that forward the
+hosts' packets. Each routed switch gets its own zebra and bgpd, started in its namespace with
+every file (configs, pid files, vty and zserv sockets, logs) in ``<switch dir>/frr``, so
+instances never share anything with each other nor with a system-wide ``frr.service`` in the
+root namespace (Debian's package starts one with no routing config; it is left alone: it binds
+its vty to 127.0.0.1 of the root namespace and its sockets under /run/frr, none of which a lab
+instance uses). The daemons drop privileges to the ``frr`` user as packaged, so their directory
+belongs to it.
+
+The switch CLI configures bgpd (racfg.lab.switchcli.frrctl); this module only runs the daemons:
+``lab up`` starts them before the switch CLI, ``lab down`` stops them and removes their
+directory, and processes left behind are found by their command line, which names that directory.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+from racfg.errors import CannotRunError
+from racfg.lab import service
+from racfg.lab.sh import run
+from racfg.lab.switchcli import frrctl
+from racfg.lab.switchcli.routing import RoutingConfig, frr_config
+
+USER = "frr"
+# Kernel settings of a routed switch's namespace: L4 (5-tuple) ECMP hashing, so that the flows
+# between two hosts spread over the spines as a switch ASIC's hash spreads them.
+SYSCTLS = {"net.ipv4.fib_multipath_hash_policy": "1"}
+
+
+def frr_dir(switch_dir: Path) -> Path:
+    return switch_dir / "frr"
+
+
+def available() -> bool:
+    return Path(frrctl.FRR_BIN, "bgpd").exists() and shutil.which(frrctl.VTYSH) is not None
+
+
+def _prepare(directory: Path, hostname: str) -> None:
+    directory.mkdir(parents=True, exist_ok=True)
+    frrctl.conf_path(directory, "zebra").write_text(f"hostname {hostname}\n")
+    bgpd = frrctl.conf_path(directory, "bgpd")
+    if not bgpd.exists():  # the switch CLI writes it from its running config
+        bgpd.write_text(frr_config(hostname, RoutingConfig()))
+    (directory / "vtysh.conf").write_text("")
+    shutil.chown(directory, USER, USER)
+    for path in directory.iterdir():
+        shutil.chown(path, USER, USER)
+
+
+def _argv(netns: str, directory: Path, daemon: str) -> list[str]:
+    return ["ip", "netns", "exec", netns, f"{frrctl.FRR_BIN}/{daemon}", "-d",
+            "-f", str(frrctl.conf_path(directory, daemon)), "-i", str(frrctl.pid_path(directory, daemon)),
+            "-z", str(directory / "zserv.api"), "--vty_socket", str(directory), "-P", "0",
+            "--log", f"file:{directory / (daemon + '.log')}"]
+
+
+def start(netns: str, switch_dir: Path, hostname: str, timeout: float = 15.0) -> list[int]:
+    """Start zebra then bgpd in ``netns`` (idempotent: running daemons are kept); their pids."""
+    if not available():
+        raise CannotRunError("FRR is not installed: a routed lab switch needs zebra and bgpd",
+                             hint="apt-get install frr (scripts/setup.sh installs it)")
+    directory = frr_dir(switch_dir)
+    if len(running_pids(switch_dir)) == len(frrctl.DAEMONS):
+        return running_pids(switch_dir)
+    stop(switch_dir)
+    _prepare(directory, hostname)
+    for key, value in SYSCTLS.items():
+        run(["ip", "netns", "exec", netns, "sysctl", "-q", "-w", f"{key}={value}"])
+    for daemon in frrctl.DAEMONS:
+        proc = subprocess.run(_argv(netns, directory, daemon), capture_output=True, text=True, check=False)
+        if proc.returncode:
+            raise CannotRunError(f"FRR {daemon} in {netns} did not start: {(proc.stderr or proc.stdout).strip()}",
+                                 hint=f"see {directory / (daemon + '.log')}")
+        deadline = time.monotonic() + timeout
+        while not frrctl.vty_path(directory, daemon).exists():
+            if time.monotonic() > deadline:
+                raise CannotRunError(f"FRR {daemon} in {netns} opened no vty socket in {timeout:.0f} s",
+                                     hint=f"see {directory / (daemon + '.log')}")
+            time.sleep(0.05)
+    return running_pids(switch_dir)
+
+
+def _pid(directory: Path, daemon: str) -> int | None:
+    """The daemon's pid from its pid file, trusted only while that process still runs from the
+    directory (pids are reused)."""
+    try:
+        pid = int(frrctl.pid_path(directory, daemon).read_text().strip())
+        argv = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
+    except (OSError, ValueError):
+        return None
+    return pid if argv.startswith(f"{frrctl.FRR_BIN}/{daemon}") and str(directory) in argv else None
+
+
+def running_pids(switch_dir: Path) -> list[int]:
+    directory = frr_dir(switch_dir)
+    return [pid for daemon in frrctl.DAEMONS if (pid := _pid(directory, daemon)) is not None]
+
+
+def stop(switch_dir: Path, timeout: float = 5.0) -> bool:
+    """Stop the switch's daemons (bgpd first: it withdraws its routes through zebra, then zebra
+    removes them from the kernel) and remove their directory. True when one was running."""
+    directory = frr_dir(switch_dir)
+    pids = [pid for daemon in reversed(frrctl.DAEMONS) if (pid := _pid(directory, daemon)) is not None]
+    pids += [p for p in stray_pids(directory) if p not in pids]
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + timeout
+    while (alive := [p for p in pids if Path(f"/proc/{p}").exists()]) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    service.kill(alive)
+    shutil.rmtree(directory, ignore_errors=True)
+    return bool(pids)
+
+
+def stray_pids(under: Path) -> list[int]:
+    """FRR daemons running from a directory under ``under`` (a site's directory, or the lab root):
+    for ``lab down`` and the leftovers check when pid files are gone."""
+    prefix = str(under).rstrip("/") + "/"
+    return service.find_pids(lambda argv: argv[0].startswith(f"{frrctl.FRR_BIN}/")
+                             and any(arg.startswith(prefix) for arg in argv[1:]))

@@ -37,6 +37,7 @@ class CliConfig:
     default_speed_gbps: float = 100.0
     eapi_port: int | None = None  # EOS only: HTTPS eAPI on the same address; None: not served
     os_version: str | None = None  # the release the inventory pins (switches[].os_version), else the default
+    frr_dir: Path | None = None  # a routed switch: where its FRR daemons live (racfg.lab.frr); None: L2 only
 
     @property
     def password(self) -> str:
@@ -65,4 +66,5 @@ class CliConfig:
             default_speed_gbps=float(known.speed_gbps if known else 100.0),
             eapi_port=int(data["eapi_port"]) if data.get("eapi_port") and data["platform"] == "eos" else None,
             os_version=data.get("os_version") or None,
+            frr_dir=Path(data["frr_dir"]) if data.get("frr_dir") else None,
         )

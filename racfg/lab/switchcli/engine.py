@@ -11,7 +11,9 @@ import re
 from collections.abc import Callable
 
 from racfg.catalog import IB_MTUS, IB_SPEEDS
+from racfg.lab.switchcli.errors import CliError
 from racfg.lab.switchcli.formats import eos_running_section, to_json
+from racfg.lab.switchcli.l3cli import RoutingCommands
 from racfg.lab.switchcli.platforms import PLATFORMS, TEXT_FORMS, Platform
 from racfg.lab.switchcli.state import SwitchConfig
 from racfg.lab.switchcli.switch import EmulatedSwitch
@@ -19,10 +21,6 @@ from racfg.switches.ports import canonical_port, device_port
 
 IB_MTU_WORDS = {word.upper(): mtu for mtu, word in IB_MTUS.items()}
 ETHERNET_SPEEDS = (1.0, 10.0, 25.0, 40.0, 50.0, 56.0, 100.0, 200.0, 400.0)
-
-
-class CliError(Exception):
-    """A command the switch refuses; the message is printed as the switch prints it."""
 
 
 class NotConvertedError(Exception):
@@ -58,12 +56,13 @@ def _match(pattern: list[str], words: list[tuple[str, int]], line: str, exact: b
     return (args, i) if i == len(words) else ({}, -i - 1)
 
 
-class CliSession:
+class CliSession(RoutingCommands):
     def __init__(self, switch: EmulatedSwitch) -> None:
         self.sw = switch
         self.p: Platform = PLATFORMS[switch.cfg.platform]
         self.mode = "user"
         self.port: str | None = None
+        self.svi: int | None = None  # the VLAN interface being configured (mode "svi")
         self.session: str | None = None
 
     # --- prompt and dispatch ------------------------------------------------------------------
@@ -78,7 +77,9 @@ class CliSession:
         if port and self.p.short_port_in_prompt:
             port = device_port(self.p.name, port, short=True)
         session = f"-s-{self.session}" if self.session else ""
-        return self.p.prompts[self.mode].format(host=self.config.hostname, port=port, session=session)
+        bgp = self.config.l3.bgp
+        return self.p.prompts[self.mode].format(host=self.config.hostname, port=port, session=session,
+                                                svi=self.svi, asn=bgp.asn if bgp else "")
 
     def handle(self, line: str) -> tuple[str, bool]:
         """Run one typed line: (output, close the session?)."""
@@ -191,14 +192,14 @@ class CliSession:
         return ""
 
     def do_exit(self, args: dict[str, str]) -> str:
-        if self.mode == "if":
-            self.mode, self.port = "config", None
+        if self.mode in ("if", "svi", "bgp"):
+            self.mode, self.port, self.svi = "config", None, None
         else:
             self.mode, self.session = "enable", None
         return ""
 
     def do_end(self, args: dict[str, str]) -> str:
-        self.mode, self.port, self.session = "enable", None, None
+        self.mode, self.port, self.svi, self.session = "enable", None, None, None
         return ""
 
     def do_commit(self, args: dict[str, str]) -> str:
@@ -248,7 +249,9 @@ class CliSession:
         return port
 
     def do_interface(self, args: dict[str, str]) -> str:
-        self.port, self.mode = self._port(args["port"]), "if"
+        if self.enter_svi(args["port"]):  # EOS ``interface Vlan10``
+            return ""
+        self.port, self.mode, self.svi = self._port(args["port"]), "if", None
         return ""
 
     def do_interface_inline(self, args: dict[str, str]) -> str:

@@ -32,9 +32,10 @@ class Platform:
     force_for_live_port_change: bool = False  # Onyx: MTU or speed of an enabled port needs ``force``
 
 
-_ALL = ("user", "enable", "config", "if")
-_PRIV = ("enable", "config", "if")
-_CFG = ("config", "if")
+_ALL = ("user", "enable", "config", "if", "svi", "bgp")
+_PRIV = ("enable", "config", "if", "svi", "bgp")
+_CFG = ("config", "if", "svi", "bgp")
+_IFS = ("if", "svi")  # a routed port or a VLAN interface: where ``ip address`` goes
 
 _MLNX_COMMON: list[tuple[tuple[str, ...], str, str]] = [
     (_ALL, "no cli session paging enable", "ok"),
@@ -59,11 +60,47 @@ _MLNX_COMMON: list[tuple[tuple[str, ...], str, str]] = [
     (("if",), "no shutdown", "port_no_shutdown"),
 ]
 
+# Layer 3 (l3cli.py), Onyx's forms: one-line ``interface ...`` and ``router bgp ASN ...`` from config mode.
+_ONYX_L3: list[tuple[tuple[str, ...], str, str]] = [
+    (_ALL, "show ip bgp summary", "show:bgp_summary"),
+    (_ALL, "show ip route", "show:routes"),
+    (_CFG, "ip routing", "ip_routing_on"),
+    (_CFG, "no ip routing", "ip_routing_off"),
+    (_CFG, "protocol bgp", "ok"),
+    (_CFG, "vlan <vid>", "vlan"),
+    (_CFG, "interface vlan <vid> <rest...>", "svi_inline"),
+    (_CFG, "interface vlan <vid>", "svi"),
+    (_CFG, "no interface vlan <vid>", "no_svi"),
+    (("if",), "no switchport [force]", "port_routed"),
+    (("if",), "switchport access vlan <vid>", "port_access_vlan"),
+    (("if",), "switchport [force]", "port_switched"),
+    (_IFS, "ip address <addr> [primary]", "ip_address"),
+    (_IFS, "ip address <addr> <mask> [primary]", "ip_address"),
+    (_IFS, "no ip address", "no_ip_address"),
+    (_CFG, "router bgp <asn> vrf default <rest...>", "bgp_inline"),
+    (_CFG, "router bgp <asn> vrf default", "router_bgp"),
+    (_CFG, "router bgp <asn> <rest...>", "bgp_inline"),
+    (_CFG, "router bgp <asn>", "router_bgp"),
+    (_CFG, "no router bgp <asn>", "no_router_bgp"),
+    (("bgp",), "router-id <id> [force]", "bgp_router_id"),
+    (("bgp",), "neighbor <peer> remote-as <asn>", "bgp_neighbor"),
+    (("bgp",), "no neighbor <peer>", "bgp_no_neighbor"),
+    (("bgp",), "maximum-paths <n>", "bgp_maximum_paths"),
+    (("bgp",), "network <prefix> <len>", "bgp_network"),
+    (("bgp",), "network <prefix>", "bgp_network"),
+    (("bgp",), "no network <prefix> <len>", "bgp_no_network"),
+    (("bgp",), "no network <prefix>", "bgp_no_network"),
+    (("bgp",), "redistribute connected", "bgp_redistribute_connected"),
+    (("bgp",), "no redistribute connected", "bgp_no_redistribute_connected"),
+]
+
 ONYX = Platform(
     name="onyx",
     prompts={"user": "{host} [standalone: master] > ", "enable": "{host} [standalone: master] # ",
              "config": "{host} [standalone: master] (config) # ",
-             "if": "{host} [standalone: master] (config interface ethernet {port}) # "},
+             "if": "{host} [standalone: master] (config interface ethernet {port}) # ",
+             "svi": "{host} [standalone: master] (config interface vlan {svi}) # ",
+             "bgp": "{host} [standalone: master] (config router bgp {asn}) # "},
     unknown_error='% Unrecognized command "{token}".\nType "?" for help.',
     incomplete_error="% Incomplete command.",
     json_pipe="json-print",
@@ -87,10 +124,12 @@ ONYX = Platform(
         (_CFG, "no roce", "roce_off"),
         (("if",), "dcb priority-flow-control mode on [force]", "pfc_port_on"),
         (("if",), "no dcb priority-flow-control mode [force]", "pfc_port_off"),
+        *_ONYX_L3,
     ],
     shows={"interfaces": (f.onyx_interfaces, True), "pfc": (f.onyx_pfc, True), "version": (f.onyx_version, True),
            "lldp": (f.onyx_lldp_remote, True), "running": (f.mlnx_running, False),
-           "config_files": (f.mlnx_config_files, False)},
+           "config_files": (f.mlnx_config_files, False),
+           "bgp_summary": (f.onyx_bgp_summary, False), "routes": (f.onyx_routes, False)},
 )
 
 MLNXOS_IB = Platform(
@@ -116,10 +155,38 @@ MLNXOS_IB = Platform(
            "running": (f.mlnx_running, False), "config_files": (f.mlnx_config_files, False)},
 )
 
+# Layer 3 (l3cli.py), EOS's forms: sub-modes ``interface Vlan10`` and ``router bgp ASN``.
+_EOS_L3: list[tuple[tuple[str, ...], str, str]] = [
+    (_ALL, "show ip bgp summary", "show:bgp_summary"),
+    (_ALL, "show ip route", "show:routes"),
+    (_CFG, "ip routing", "ip_routing_on"),
+    (_CFG, "no ip routing", "ip_routing_off"),
+    (_CFG, "vlan <vid>", "vlan"),
+    (_CFG, "interface vlan <vid>", "svi"),
+    (_CFG, "no interface vlan <vid>", "no_svi"),
+    (("if",), "no switchport", "port_routed"),
+    (("if",), "switchport access vlan <vid>", "port_access_vlan"),
+    (("if",), "switchport", "port_switched"),
+    (_IFS, "ip address <addr>", "ip_address"),
+    (_IFS, "no ip address", "no_ip_address"),
+    (_CFG, "router bgp <asn>", "router_bgp"),
+    (_CFG, "no router bgp <asn>", "no_router_bgp"),
+    (("bgp",), "router-id <id>", "bgp_router_id"),
+    (("bgp",), "neighbor <peer> remote-as <asn>", "bgp_neighbor"),
+    (("bgp",), "no neighbor <peer>", "bgp_no_neighbor"),
+    (("bgp",), "maximum-paths <n> ecmp <m>", "bgp_maximum_paths"),
+    (("bgp",), "maximum-paths <n>", "bgp_maximum_paths"),
+    (("bgp",), "network <prefix>", "bgp_network"),
+    (("bgp",), "no network <prefix>", "bgp_no_network"),
+    (("bgp",), "redistribute connected", "bgp_redistribute_connected"),
+    (("bgp",), "no redistribute connected", "bgp_no_redistribute_connected"),
+]
+
 EOS = Platform(
     name="eos",
     prompts={"user": "{host}>", "enable": "{host}#", "config": "{host}(config{session})#",
-             "if": "{host}(config{session}-if-{port})#"},
+             "if": "{host}(config{session}-if-{port})#", "svi": "{host}(config{session}-if-Vl{svi})#",
+             "bgp": "{host}(config{session}-router-bgp)#"},
     unknown_error="% Invalid input (at token {index}: '{token}')",
     incomplete_error="% Incomplete command",
     json_pipe="json",
@@ -177,6 +244,7 @@ EOS = Platform(
         (("if",), "no priority-flow-control [mode] [on]", "pfc_port_off"),
         (("if",), "priority-flow-control priority <prio> no-drop", "pfc_port_prio_on"),
         (("if",), "no priority-flow-control priority <prio> [no-drop]", "pfc_port_prio_off"),
+        *_EOS_L3,
     ],
     shows={"interfaces": (f.eos_interfaces, True), "pfc": (f.eos_pfc, True), "version": (f.eos_version, True),
            "lldp": (f.eos_lldp, True), "running": (f.eos_running, False), "status": (f.eos_status_text, False),
@@ -184,10 +252,12 @@ EOS = Platform(
            "descriptions": (f.eos_descriptions, True),
            "pfc_counters": (f.eos_pfc_counters, True), "lldp_detail": (f.eos_lldp_detail, True),
            "running_diffs": (f.eos_running_diffs, False), "startup": (f.eos_startup, False),
-           "sessions": (f.eos_sessions, True), "dir": (f.eos_dir, False)},
+           "sessions": (f.eos_sessions, True), "dir": (f.eos_dir, False),
+           "bgp_summary": (f.eos_bgp_summary, True), "routes": (f.eos_routes, True)},
 )
 
 PLATFORMS = {p.name: p for p in (ONYX, MLNXOS_IB, EOS)}
 TEXT_FORMS = {("eos", "version"): f.eos_version_text, ("eos", "hostname"): f.eos_hostname_text,
               ("eos", "descriptions"): f.eos_descriptions_text, ("eos", "pfc"): f.eos_pfc_text,
-              ("eos", "sessions"): f.eos_sessions_text}
+              ("eos", "sessions"): f.eos_sessions_text, ("eos", "bgp_summary"): f.eos_bgp_summary_text,
+              ("eos", "routes"): f.eos_routes_text}

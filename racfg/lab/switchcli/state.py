@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from racfg.catalog import SwitchModel, port_by_index
+from racfg.lab.switchcli.routing import RoutingConfig
 
 DEFAULT_MTU = {"onyx": 1500, "eos": 1500, "mlnxos-ib": 4096}
 
@@ -35,6 +36,7 @@ class SwitchConfig:
     pfc: bool = False
     pfc_priorities: list[int] = field(default_factory=list)  # Onyx: global lossless priorities
     roce: bool = False
+    l3: RoutingConfig = field(default_factory=RoutingConfig)  # routed ports, VLAN interfaces, BGP
 
     def copy(self) -> SwitchConfig:
         return copy.deepcopy(self)
@@ -46,7 +48,8 @@ class SwitchConfig:
     def from_json(cls, text: str) -> SwitchConfig:
         data = json.loads(text)
         ports = {name: PortConfig(**p) for name, p in data.pop("ports").items()}
-        return cls(ports=ports, **data)
+        l3 = RoutingConfig.from_dict(data.pop("l3", None))
+        return cls(ports=ports, l3=l3, **data)
 
 
 def factory_config(name: str, platform: str, model: SwitchModel, speed_gbps: float) -> SwitchConfig:
@@ -54,7 +57,8 @@ def factory_config(name: str, platform: str, model: SwitchModel, speed_gbps: flo
     mtu = DEFAULT_MTU.get(platform, 1500)
     ports = {port_by_index(platform, i, model): PortConfig(mtu=mtu, speed_gbps=speed_gbps)
              for i in range(1, model.ports + 1)}
-    return SwitchConfig(hostname=name, ports=ports)
+    # Onyx routes once interfaces have addresses; EOS waits for ``ip routing``.
+    return SwitchConfig(hostname=name, ports=ports, l3=RoutingConfig(ip_routing=platform == "onyx"))
 
 
 class ConfigStore:
@@ -85,5 +89,6 @@ def load_or_factory(store: ConfigStore, factory: SwitchConfig) -> SwitchConfig:
         if name in factory.ports:
             factory.ports[name] = port
     factory.pfc, factory.pfc_priorities, factory.roce = saved.pfc, saved.pfc_priorities, saved.roce
+    factory.l3 = saved.l3
     factory.hostname = saved.hostname or factory.hostname
     return factory

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import Any
 
 from racfg.catalog import SwitchModel
-from racfg.lab.switchcli import dataplane
+from racfg.lab.switchcli import dataplane, frrctl, l3dataplane
 from racfg.lab.switchcli.config import CliConfig
+from racfg.lab.switchcli.routing import frr_config
 from racfg.lab.switchcli.state import ConfigStore, SwitchConfig, factory_config, load_or_factory
 
 VERSIONS = {"onyx": "3.6.8010", "eos": "4.30.0F", "mlnxos-ib": "3.6.8010"}
@@ -39,6 +41,7 @@ class EmulatedSwitch:
             if cabled.ifname:
                 self.control_frames.claim(cabled.ifname)
         self.sync_links()
+        self.sync_l3()
 
     def sync_links(self) -> str:
         """Push port MTU and admin state of the running config onto the veths."""
@@ -60,7 +63,32 @@ class EmulatedSwitch:
     def commit(self, new: SwitchConfig) -> str:
         """Make ``new`` the running config and apply it to the links."""
         self.running = new
-        return self.sync_links()
+        return "; ".join(e for e in (self.sync_links(), self.sync_l3()) if e)
+
+    @property
+    def routes(self) -> bool:
+        """A switch of a routed lab fabric: its L3 config acts on the namespace and on FRR."""
+        return self.cfg.frr_dir is not None
+
+    def sync_l3(self) -> str:
+        """Push the running L3 config onto the namespace (addresses, forwarding) and FRR (BGP).
+        An L2-only lab switch keeps its config without acting on it. Returns an error text or ''."""
+        if not self.routes:
+            return ""
+        assert self.cfg.frr_dir is not None
+        ports = {name: c.ifname for name, c in self.cfg.ports.items() if c.ifname}
+        errors = [l3dataplane.apply(self.running.l3, ports)]
+        try:
+            frrctl.apply_bgp(self.cfg.frr_dir, frr_config(self.running.hostname, self.running.l3))
+        except frrctl.FrrError as exc:
+            errors.append(str(exc))
+        return "; ".join(e for e in errors if e)
+
+    def frr_json(self, command: str) -> Any:
+        """The routing daemon's answer to a vtysh show command, as JSON (None: the switch does not route)."""
+        if self.cfg.frr_dir is None:
+            return None
+        return frrctl.vtysh_json(self.cfg.frr_dir, command)
 
     def save(self) -> None:
         self.store.save(self.running)

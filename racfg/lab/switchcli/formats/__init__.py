@@ -39,12 +39,20 @@ from racfg.lab.switchcli.formats.mellanox import (
     onyx_pfc,
     onyx_version,
 )
+from racfg.lab.switchcli.formats.routing import (
+    eos_bgp_summary,
+    eos_bgp_summary_text,
+    eos_routes,
+    eos_routes_text,
+    onyx_bgp_summary,
+    onyx_routes,
+)
 
 __all__ = [
-    "eos_descriptions", "eos_descriptions_text", "eos_dir", "eos_hostname", "eos_hostname_text",
-    "eos_interfaces", "eos_lldp", "eos_lldp_detail", "eos_model_name", "eos_pfc", "eos_pfc_counters",
-    "eos_pfc_text", "eos_running", "eos_running_all", "eos_running_diffs", "eos_running_section",
-    "eos_sessions", "eos_sessions_text", "eos_startup", "eos_status_text", "eos_version", "eos_version_text",
-    "ib_interfaces", "ib_version", "mlnx_config_files", "mlnx_running", "onyx_interfaces", "onyx_lldp_remote",
-    "onyx_pfc", "onyx_version", "to_json",
+    "eos_bgp_summary", "eos_bgp_summary_text", "eos_descriptions", "eos_descriptions_text", "eos_dir", "eos_hostname",
+    "eos_hostname_text", "eos_interfaces", "eos_lldp", "eos_lldp_detail", "eos_model_name", "eos_pfc",
+    "eos_pfc_counters", "eos_pfc_text", "eos_routes", "eos_routes_text", "eos_running", "eos_running_all",
+    "eos_running_diffs", "eos_running_section", "eos_sessions", "eos_sessions_text", "eos_startup", "eos_status_text",
+    "eos_version", "eos_version_text", "ib_interfaces", "ib_version", "mlnx_config_files", "mlnx_running",
+    "onyx_bgp_summary", "onyx_interfaces", "onyx_lldp_remote", "onyx_pfc", "onyx_routes", "onyx_version", "to_json",
 ]

@@ -6,6 +6,7 @@ from typing import Any
 
 from racfg.lab.switchcli import lldp
 from racfg.lab.switchcli.formats.common import _ports, _uptime
+from racfg.lab.switchcli.formats.routing import eos_l3_lines, eos_port_l3_lines, eos_vlan_lines
 from racfg.lab.switchcli.state import SwitchConfig
 from racfg.lab.switchcli.switch import EmulatedSwitch
 from racfg.switches.ports import device_port
@@ -64,7 +65,7 @@ def eos_running_all(sw: EmulatedSwitch, config: SwitchConfig) -> str:
 
 def eos_running(sw: EmulatedSwitch, config: SwitchConfig, defaults: bool = False) -> str:
     lines = ["! Command: show running-config", f"! device: {config.hostname} ({sw.cfg.model}, EOS-{sw.version})",
-             "!", f"hostname {config.hostname}", "!"]
+             "!", f"hostname {config.hostname}", "!", *eos_vlan_lines(config.l3)]
     for port in _ports(sw, config):
         pc = config.ports[port]
         lines.append(f"interface {port}")
@@ -79,7 +80,9 @@ def eos_running(sw: EmulatedSwitch, config: SwitchConfig, defaults: bool = False
         lines += [f"   priority-flow-control priority {p} no-drop" for p in pc.pfc_priorities]
         if not pc.admin_up or defaults:
             lines.append("   shutdown" if not pc.admin_up else "   no shutdown")
+        lines += eos_port_l3_lines(config.l3, port)
         lines.append("!")
+    lines += eos_l3_lines(config.l3)
     lines.append("end")
     return "\n".join(lines)
 

@@ -9,6 +9,7 @@ from typing import Any
 from racfg.catalog import IB_MTUS, ib_speed_name
 from racfg.lab.switchcli import lldp
 from racfg.lab.switchcli.formats.common import _ports, _uptime
+from racfg.lab.switchcli.formats.routing import onyx_l3_lines
 from racfg.lab.switchcli.state import DEFAULT_MTU, SwitchConfig
 from racfg.lab.switchcli.switch import EmulatedSwitch
 from racfg.switches.ports import device_port
@@ -119,5 +120,6 @@ def mlnx_running(sw: EmulatedSwitch, config: SwitchConfig) -> str:
         lines += [f"   dcb priority-flow-control priority {p} enable" for p in config.pfc_priorities]
     if config.roce:
         lines += ["##", "## RoCE configuration", "##", "   roce"]
+    lines += onyx_l3_lines(config.l3)
     lines += ["##", "## Network management configuration", "##", f"   hostname {config.hostname}", "##"]
     return "\n".join(lines)

@@ -1,0 +1,255 @@
+"""The lab routes for real: a two-leaf, two-spine fabric built through the lab's own API (switch
+namespaces, ISL veths, FRR per switch, the emulated CLIs), configured over SSH with each platform's
+own BGP/L3 commands, then checked as an engineer would check a real fabric: sessions Established
+(the product's parsers reading the switches' ``show ip bgp summary``), two equal-cost paths to the
+other leaf's subnet (``show ip route``), a host on one leaf reaching the host on the other across
+the spines, flows spread over both spines (the ISL ports' own counters), and, with one ISL shut,
+the path still up through the other spine. Afterwards ``lab down`` leaves no FRR process or file.
+
+Mixed platforms on purpose: leaf1 and spine2 are Onyx (one-line config forms, text shows), leaf2
+and spine1 EOS (sub-modes, ``| json``). Hosts are plain namespaces (the routing is the switches').
+Own site ``labroute`` (management 198.18.78.0/24), always torn down. Every wait polls to a deadline.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import subprocess
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import TypeVar
+
+import pytest
+from netmiko import ConnectHandler
+
+from racfg.lab import fabric, frr, names, routed, switches
+from racfg.lab.netns import create_netns, ip
+from racfg.lab.state import LabState, SwitchState, save_state, site_dir
+from racfg.lab.teardown import leftovers, teardown_site
+from racfg.paths import lab_root
+from racfg.switches import get_driver
+from racfg.switches.parsers import eos, onyx
+
+pytestmark = [pytest.mark.lab]
+SITE = "labroute"
+GATEWAY = ipaddress.IPv4Interface("198.18.78.1/24")
+RATE_MBIT = 200
+DEADLINE_S = 60.0
+SPINE_ASN = 65100
+# name -> (platform, model, management address, ASN)
+SWITCHES = {"leaf1": ("onyx", "SN2700", "198.18.78.11", 65001), "leaf2": ("eos", "7060CX-32S", "198.18.78.12", 65002),
+            "spine1": ("eos", "7060CX-32S", "198.18.78.21", SPINE_ASN),
+            "spine2": ("onyx", "SN2700", "198.18.78.22", SPINE_ASN)}
+HOSTS = {"h1": ("leaf1", "10.1.1.10/24", "10.1.1.1/24"), "h2": ("leaf2", "10.1.2.10/24", "10.1.2.1/24")}
+# (leaf, leaf port index, spine, spine port index, /31 network: spine side even, leaf side odd)
+ISLS = [("leaf1", 31, "spine1", 1, "10.255.0.0/31"), ("leaf1", 32, "spine2", 1, "10.255.0.2/31"),
+        ("leaf2", 31, "spine1", 2, "10.255.0.4/31"), ("leaf2", 32, "spine2", 2, "10.255.0.6/31")]
+T = TypeVar("T")
+
+
+def port(switch: str, index: int) -> str:
+    return f"1/{index}" if SWITCHES[switch][0] == "onyx" else f"Ethernet{index}"
+
+
+def until(probe: Callable[[], T], ok: Callable[[T], bool], what: str) -> T:
+    deadline = time.monotonic() + DEADLINE_S
+    while True:
+        value = probe()
+        if ok(value):
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what} not reached in {DEADLINE_S:.0f} s; last: {value}")
+        time.sleep(0.5)
+
+
+def _build(state: LabState) -> None:
+    directory = site_dir(SITE)
+    fabric.setup_mgmt_bridge(SITE, GATEWAY)
+    ports: dict[str, dict[str, dict]] = {name: {} for name in SWITCHES}
+    for name, (platform, _, mgmt, _) in SWITCHES.items():
+        ns = names.netns(SITE, name)
+        state.switches[name] = SwitchState(name, platform, ns, mgmt,
+                                           str(switches.switch_dir(directory, name) / "cli.json"))
+        save_state(state)
+        fabric.setup_switch_netns(ns)
+        fabric.attach_mgmt(SITE, name, ns, mgmt, GATEWAY.network.prefixlen)
+        switches.ensure_password(switches.switch_dir(directory, name))
+    for host, (leaf, address, gateway) in HOSTS.items():
+        ns = names.netns(SITE, host)
+        create_netns(ns)
+        fabric.add_cable(ns, "eth0", names.netns(SITE, leaf), "swp1", RATE_MBIT)
+        ip(ns, "addr", "add", address, "dev", "eth0")
+        ip(ns, "route", "add", "default", "via", gateway.split("/")[0])
+        ports[leaf][port(leaf, 1)] = {"ifname": "swp1", "speed_gbps": 100.0, "peer_host": host, "peer_nic": "eth0"}
+    for leaf, leaf_index, spine, spine_index, _ in ISLS:
+        routed.add_isl(routed.IslEnd(names.netns(SITE, leaf), f"swp{leaf_index}"),
+                       routed.IslEnd(names.netns(SITE, spine), f"swp{spine_index}"), RATE_MBIT)
+        ports[leaf][port(leaf, leaf_index)] = {"ifname": f"swp{leaf_index}", "speed_gbps": 100.0,
+                                              "peer_host": spine, "peer_nic": port(spine, spine_index)}
+        ports[spine][port(spine, spine_index)] = {"ifname": f"swp{spine_index}", "speed_gbps": 100.0,
+                                                 "peer_host": leaf, "peer_nic": port(leaf, leaf_index)}
+    for name, (platform, model, mgmt, _) in SWITCHES.items():
+        sws, sdir = state.switches[name], switches.switch_dir(directory, name)
+        extra = routed.start_routing(sws, sdir)
+        switches.write_cli_config(sdir, {
+            "name": name, "platform": platform, "model": model, "ports_count": 32, "listen": mgmt, "ssh_port": 22,
+            "username": "admin", "password_file": str(sdir / "password"), "state_dir": str(sdir), "netns": sws.netns,
+            "ports": ports[name], **extra})
+        sws.pid = switches.start_cli(sws, sdir)
+        save_state(state)
+    switches.wait_cli(list(state.switches.values()), 30, directory)
+    state.complete = True
+    save_state(state)
+
+
+@pytest.fixture(scope="module")
+def fabric_lab() -> Iterator[LabState]:
+    teardown_site(SITE)
+    state = LabState(SITE, "(built by tests/lab/test_lab_routed.py)", "-", names.mgmt_bridge(SITE), str(GATEWAY),
+                     "ethernet", RATE_MBIT, "", "", time.strftime("%Y-%m-%d %H:%M:%S"))
+    try:
+        _build(state)
+        yield state
+    finally:
+        teardown_site(SITE)
+
+
+def connect(state: LabState, name: str):
+    sw = state.switches[name]
+    password = (switches.switch_dir(site_dir(SITE), name) / "password").read_text().strip()
+    conn = ConnectHandler(device_type=get_driver(sw.platform).device_type, host=sw.mgmt, port=22, username="admin",
+                          password=password, fast_cli=True)
+    conn.enable()
+    return conn
+
+
+def _isl(name: str) -> list[tuple[str, str, str, int]]:
+    """(own port, own address, peer address, peer ASN) of each ISL of a switch."""
+    out = []
+    for leaf, leaf_index, spine, spine_index, net in ISLS:
+        network = ipaddress.IPv4Network(net)
+        if name == leaf:
+            out.append((port(leaf, leaf_index), f"{network[1]}/31", str(network[0]), SPINE_ASN))
+        elif name == spine:
+            out.append((port(spine, spine_index), f"{network[0]}/31", str(network[1]), SWITCHES[leaf][3]))
+    return out
+
+
+def config_lines(name: str) -> list[str]:
+    """What an engineer types on each switch, in the platform's own syntax."""
+    platform, _, mgmt, asn = SWITCHES[name]
+    host = next((h for h, (leaf, _, _) in HOSTS.items() if leaf == name), None)
+    if platform == "eos":
+        lines = ["ip routing"]
+        if host:
+            lines += ["vlan 10", f"interface {port(name, 1)}", "switchport access vlan 10"]
+        for own, address, _, _ in _isl(name):
+            lines += [f"interface {own}", "no switchport", f"ip address {address}", "mtu 9214"]
+        if host:
+            lines += ["interface Vlan10", f"ip address {HOSTS[host][2]}"]
+        lines += [f"router bgp {asn}", f"router-id {mgmt}", "maximum-paths 4 ecmp 4"]
+        lines += [f"neighbor {peer} remote-as {peer_asn}" for _, _, peer, peer_asn in _isl(name)]
+        return lines + (["redistribute connected"] if host else []) + ["exit"]
+    lines = []
+    if host:
+        lines += ["vlan 10", f"interface ethernet {port(name, 1)} switchport access vlan 10"]
+    for own, address, _, _ in _isl(name):
+        lines += [f"interface ethernet {own} no switchport force", f"interface ethernet {own} ip address {address}",
+                  f"interface ethernet {own} mtu 9216 force"]
+    if host:
+        lines.append(f"interface vlan 10 ip address {HOSTS[host][2]}")
+    lines += ["protocol bgp", f"router bgp {asn}", "exit", f"router bgp {asn} router-id {mgmt} force",
+              f"router bgp {asn} maximum-paths 4"]
+    lines += [f"router bgp {asn} neighbor {peer} remote-as {peer_asn}" for _, _, peer, peer_asn in _isl(name)]
+    if host:
+        network = ipaddress.IPv4Interface(HOSTS[host][2]).network
+        lines.append(f"router bgp {asn} network {network.network_address} /{network.prefixlen}")
+    return lines
+
+
+def bgp(state: LabState, name: str):
+    conn = connect(state, name)
+    try:
+        if state.switches[name].platform == "eos":
+            return eos.parse_bgp_summary(conn.send_command("show ip bgp summary | json"))
+        return onyx.parse_bgp_summary(conn.send_command("show ip bgp summary"))
+    finally:
+        conn.disconnect()
+
+
+def routes(state: LabState, name: str):
+    conn = connect(state, name)
+    try:
+        if state.switches[name].platform == "eos":
+            return eos.parse_routes(conn.send_command("show ip route | json"))
+        return onyx.parse_routes(conn.send_command("show ip route"))
+    finally:
+        conn.disconnect()
+
+
+def ping(src: str, dst: str) -> bool:
+    return subprocess.run(["ip", "netns", "exec", names.netns(SITE, src), "ping", "-c", "2", "-W", "1", "-i", "0.2",
+                           dst], capture_output=True, check=False).returncode == 0
+
+
+def tx_packets(switch: str, ifname: str) -> int:
+    return int(subprocess.run(["ip", "netns", "exec", names.netns(SITE, switch), "cat",
+                               f"/sys/class/net/{ifname}/statistics/tx_packets"], capture_output=True, text=True,
+                              check=True).stdout)
+
+
+def udp_flows(src: str, dst: str, count: int) -> None:
+    """``count`` UDP flows (one datagram each, source ports apart) from a host: what L4 ECMP spreads."""
+    script = (f"import socket\nfor p in range({count}):\n s=socket.socket(socket.AF_INET,socket.SOCK_DGRAM)\n"
+              f" s.bind(('', 20000+p)); s.sendto(b'x'*64, ('{dst}', 9)); s.close()\n")
+    subprocess.run(["ip", "netns", "exec", names.netns(SITE, src), "python3", "-c", script], check=True)
+
+
+def test_configured_over_ssh_the_fabric_routes_with_ecmp_and_survives_an_isl_down(fabric_lab):
+    for name in SWITCHES:
+        conn = connect(fabric_lab, name)
+        try:
+            output = conn.send_config_set(config_lines(name))
+            assert "%" not in output, f"{name}: {output}"
+            conn.save_config() if SWITCHES[name][0] == "eos" else conn.send_command("configuration write")
+        finally:
+            conn.disconnect()
+    for name in SWITCHES:
+        facts = until(lambda n=name: bgp(fabric_lab, n), lambda f: len(f.peers) == 2 and all(
+            p.established for p in f.peers.values()), f"{name}: both BGP sessions Established")
+        assert facts.local_asn == SWITCHES[name][3]
+    far = {"leaf1": "10.1.2.0/24", "leaf2": "10.1.1.0/24"}
+    for leaf, prefix in far.items():
+        table = until(lambda lf=leaf, p=prefix: routes(fabric_lab, lf),
+                      lambda t, p=prefix: p in t.routes and len(t.routes[p].next_hops) == 2,
+                      f"{leaf}: {prefix} over both spines")
+        assert table.routes[prefix].protocol == "bgp"
+        assert {h.address for h in table.routes[prefix].next_hops} == {peer for _, _, peer, _ in _isl(leaf)}
+    until(lambda: ping("h1", "10.1.2.10"), bool, "h1 -> h2 across the spines")
+    before = {ifname: tx_packets("leaf1", ifname) for ifname in ("swp31", "swp32")}
+    udp_flows("h1", "10.1.2.10", 64)
+    spread = {ifname: tx_packets("leaf1", ifname) - before[ifname] for ifname in before}
+    assert all(n >= 5 for n in spread.values()), f"64 flows from h1 should use both spines: {spread}"
+
+    conn = connect(fabric_lab, "leaf1")
+    try:
+        assert "%" not in conn.send_config_set(["interface ethernet 1/31 shutdown"])
+    finally:
+        conn.disconnect()
+    table = until(lambda: routes(fabric_lab, "leaf1"), lambda t: "10.1.2.0/24" in t.routes and len(
+        t.routes["10.1.2.0/24"].next_hops) == 1, "leaf1: one path left with its ISL to spine1 shut")
+    assert table.routes["10.1.2.0/24"].next_hops[0].address == "10.255.0.2"
+    until(lambda: ping("h1", "10.1.2.10"), bool, "h1 -> h2 through spine2 alone")
+    assert ping("h2", "10.1.1.10")
+
+
+def test_lab_down_leaves_no_frr_process_or_file(fabric_lab):
+    directory = site_dir(SITE)
+    running = [frr.running_pids(switches.switch_dir(directory, name)) for name in SWITCHES]
+    assert all(len(pids) == 2 for pids in running), running
+    teardown_site(SITE)
+    assert leftovers(SITE) == []
+    assert frr.stray_pids(lab_root()) == []
+    assert not directory.exists()
+    assert not any(Path(lab_root()).glob(f"{SITE}/**/frr"))

@@ -123,10 +123,12 @@ class BgpPeer:
 
 @dataclass(frozen=True)
 class BgpFacts:
-    """``show ip bgp summary`` of one switch, default VRF, IPv4 unicast: peers keyed by address."""
+    """``show ip bgp summary`` of one switch, default VRF, IPv4 unicast: peers keyed by address.
+    ``local_asn`` and ``router_id`` are None where BGP runs with no neighbour (FRR then prints only
+    ``% No BGP neighbors found``)."""
 
-    local_asn: int
-    router_id: str
+    local_asn: int | None
+    router_id: str | None
     peers: dict[str, BgpPeer] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:

@@ -153,3 +153,37 @@ def test_facts_survive_a_json_round_trip():
     routes = frr.parse_routes(read("frr/show_ip_route_prefix_16-way-ECMP_INDENTED_frr-doc.txt"))
     assert BgpFacts.from_dict(json.loads(json.dumps(bgp.to_dict()))) == bgp
     assert RouteFacts.from_dict(json.loads(json.dumps(routes.to_dict()))) == routes
+
+
+LAB = "frr-lab/"  # real FRR 8.4.4 daemons on this machine (fixtures/frr-lab/README.md)
+
+
+@pytest.mark.parametrize(("fixture", "asn", "peers"), [
+    ("show_ip_bgp_summary_leaf1_2-spines-established_frr-8.4.4-lab.txt", 65101, {
+        "172.16.0.0": BgpPeer("172.16.0.0", 65100, "Established", 1, 40.0),
+        "172.16.0.2": BgpPeer("172.16.0.2", 65100, "Established", 1, 40.0)}),
+    ("show_bgp_summary_leaf1_2-spines-established_frr-8.4.4-lab.txt", 65101, {
+        "172.16.0.0": BgpPeer("172.16.0.0", 65100, "Established", 1, 40.0),
+        "172.16.0.2": BgpPeer("172.16.0.2", 65100, "Established", 1, 40.0)}),
+    ("show_ip_bgp_summary_leaf1_isl-to-spine2-down_frr-8.4.4-lab.txt", 65101, {
+        "172.16.0.0": BgpPeer("172.16.0.0", 65100, "Established", 1, 44.0),
+        "172.16.0.2": BgpPeer("172.16.0.2", 65100, "Active", None, 4.0)}),
+    ("show_ip_bgp_summary_spine1_neighbor-removed-on-leaf1_frr-8.4.4-lab.txt", 65100, {
+        "172.16.0.1": BgpPeer("172.16.0.1", 65101, "Active", None, 5.0),
+        "172.16.0.5": BgpPeer("172.16.0.5", 65102, "Established", 1, 49.0)}),
+    ("show_ip_bgp_summary_leaf2_no-neighbors_frr-8.4.4-lab.txt", None, {}),
+])
+def test_frr_lab_bgp_summary(fixture, asn, peers):
+    facts = frr.parse_bgp_summary(read(LAB + fixture))
+    assert (facts.local_asn, facts.peers) == (asn, peers)
+
+
+@pytest.mark.parametrize(("fixture", "hops"), [
+    ("show_ip_route_leaf1_bgp-ecmp-2-spines_frr-8.4.4-lab.txt",
+     (NextHop("172.16.0.0", "swp31"), NextHop("172.16.0.2", "swp32"))),
+    ("show_ip_route_leaf1_isl-to-spine2-down_one-path_frr-8.4.4-lab.txt", (NextHop("172.16.0.0", "swp31"),)),
+])
+def test_frr_lab_routes(fixture, hops):
+    routes = frr.parse_routes(read(LAB + fixture))
+    assert routes.of_protocol("bgp") == {"10.1.2.0/24": Route("10.1.2.0/24", "bgp", hops)}
+    assert routes.routes["10.1.1.0/24"] == Route("10.1.1.0/24", "connected", (NextHop(None, "vlan101"),))

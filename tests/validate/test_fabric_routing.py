@@ -1,7 +1,8 @@
 """Leaf-spine checks (racfg.validate.fabric_routing) on tables: BGP and routes read by the parsers
-from the recordings in tests/switches/fixtures (EOS, FRR; Onyx's are built from its manual's layout,
-not recorded: see fixtures/onyx-manual/README.md), and planted ISL faults, ECMP counters and
-failed uplinks written as the common facts every platform's parsers produce."""
+from the recordings in tests/switches/fixtures (EOS and FRR published output; issue 38's planted
+faults as real FRR 8.4.4 daemons printed them, fixtures/frr-lab; Onyx's inputs are built from its
+manual's layout, not recorded: fixtures/onyx-manual/README.md), and planted ISL faults, ECMP
+counters and failed uplinks written as the common facts every platform's parsers produce."""
 
 from __future__ import annotations
 
@@ -145,6 +146,42 @@ def test_a_summary_route_covers_a_subnet():
     raw = "B>* 10.1.0.0/16 [20/0] via 172.16.0.0, swp1, weight 1, 00:01:02\n"
     assert fr._best_route(frr.parse_routes(raw), "10.1.2.0/24").prefix == "10.1.0.0/16"
     assert fr._best_route(RouteFacts(), "10.1.2.0/24") is None
+
+
+# --- the planted faults of issue 38 as real FRR daemons printed them (fixtures/frr-lab) ----------------
+
+def lab(name: str) -> str:
+    return read(f"frr-lab/show_ip_{name}_frr-8.4.4-lab.txt")
+
+
+@pytest.mark.parametrize(("fault", "bgp", "routes", "failed"), [
+    ("clean", {"leaf1": "bgp_summary_leaf1_2-spines-established", "spine1": "bgp_summary_spine1_2-leaves-established"},
+     "route_leaf1_bgp-ecmp-2-spines", {}),
+    ("isl down", {"leaf1": "bgp_summary_leaf1_isl-to-spine2-down"}, "route_leaf1_isl-to-spine2-down_one-path",
+     {"leaf1/switches/bgp_session[172.16.0.2]": "Active, AS 65100",
+      "leaf1/switches/route_ecmp[10.1.2.0/24]": "1 paths, none via spine2 (172.16.0.2)"}),
+    ("neighbour removed", {"leaf1": "bgp_summary_leaf1_neighbor-spine1-removed",
+                           "spine1": "bgp_summary_spine1_neighbor-removed-on-leaf1"}, None,
+     {"leaf1/switches/bgp_session[172.16.0.0]": "no such neighbor",
+      "spine1/switches/bgp_session[172.16.0.1]": "Active, AS 65101"}),
+])
+def test_planted_faults_on_real_frr_output(fault, bgp, routes, failed):
+    """leaf1 and spine1 as the lab's FRR printed them; the other switches were not read (errors)."""
+    facts = {switch: frr.parse_bgp_summary(lab(name)) for switch, name in bgp.items()}
+    results = fr.check_bgp_sessions(SITE, facts)
+    if routes:
+        results += fr.check_routes(SITE, {"leaf1": frr.parse_routes(lab(routes))})
+    read_ = {r.check: r for r in results if r.target in bgp}
+    assert {c: r.actual for c, r in read_.items() if r.status is Status.FAIL} == failed
+    assert {r.status for r in read_.values()} <= {Status.PASS, Status.FAIL}
+
+
+def test_no_neighbour_left_is_named_per_session():
+    facts = {"leaf2": frr.parse_bgp_summary(lab("bgp_summary_leaf2_no-neighbors"))}
+    results = by_id(r for r in fr.check_bgp_sessions(SITE, facts) if r.target == "leaf2")
+    assert results.pop("leaf2/switches/bgp_local_asn").status is Status.SKIP
+    assert {c: r.actual for c, r in results.items()} == {"leaf2/switches/bgp_session[172.16.0.4]": "no such neighbor",
+                                                          "leaf2/switches/bgp_session[172.16.0.6]": "no such neighbor"}
 
 
 # --- ISLs: planted faults on the common facts -------------------------------------------------------

@@ -22,6 +22,7 @@ _UNITS_RE = re.compile(r"(\d+)([wdhms])")
 _UNIT_S = {"w": 604800, "d": 86400, "h": 3600, "m": 60, "s": 1}
 _ROUTER_RE = re.compile(r"BGP router identifier\s*:?\s*([0-9.]+)", re.I)
 _ASN_RE = re.compile(r"local AS number\s*:?\s*([0-9.]+)", re.I)
+_NO_PEERS_RE = re.compile(r"No BGP neighbors found", re.I)
 _AF_RE = re.compile(r"^(ipv4|ipv6|l2vpn|vpnv4|vpnv6)\s+\S+\s+summary", re.I)
 
 
@@ -84,7 +85,8 @@ def _peer_row(tokens: list[str], columns: list[str], command: str) -> BgpPeer:
 
 def parse_summary_text(raw: str, command: str) -> BgpFacts:
     """A Quagga-style ``show ip bgp summary``: the IPv4 unicast table (the first one where no address
-    family heads the sections). ``% No BGP neighbors found`` after the header gives no peers."""
+    family heads the sections). ``% No BGP neighbors found`` gives no peers (and, where FRR printed
+    nothing else, no local ASN); ``% BGP instance not found`` or anything else is a ParseError."""
     router_id = asn = None
     columns: list[str] | None = None
     peers: dict[str, BgpPeer] = {}
@@ -110,6 +112,8 @@ def parse_summary_text(raw: str, command: str) -> BgpFacts:
             peers[peer.address] = peer
         elif columns and text.startswith("Total number"):
             columns = None
+    if not peers and _NO_PEERS_RE.search(raw):
+        return BgpFacts(local_asn=asn, router_id=router_id, peers={})
     if router_id is None or asn is None:
         raise ParseError(f"{command}: no 'BGP router identifier' / 'local AS number' in the output "
                          f"({raw.strip()[:120]!r})")

@@ -114,6 +114,13 @@ def test_uptimes(text, seconds):
     assert uptime_seconds(text) == seconds
 
 
+def test_onyx_layout_shut_neighbour():
+    """A shut neighbour in the Onyx layout (state and detail before the count), as the lab prints it."""
+    raw = read(ONYX_MANUAL_BGP).replace("ACTIVE/0", "IDLE (ADMIN)/0")
+    assert onyx.parse_bgp_summary(raw).peers["172.16.0.2"] == BgpPeer("172.16.0.2", 65100, "Idle", 0, 0.0,
+                                                                      detail="ADMIN")
+
+
 def test_frr_idle_admin_and_hostname_peer():
     """Cumulus-style rows: a peer named host(ifname), a shut neighbour; the IPv6 section is not read."""
     raw = ("IPv4 Unicast Summary:\nBGP router identifier 10.10.10.1, local AS number 65101 vrf-id 0\n\n"

@@ -68,10 +68,10 @@ def _peer_row(tokens: list[str], columns: list[str], command: str) -> BgpPeer:
     name, interface = re.fullmatch(r"([^()]+)(?:\((.+)\))?", fields["Neighbor"]).groups()  # type: ignore[union-attr]
     rest = tokens[updown + 1:]
     state_text = rest[0]
-    if len(rest) > 1 and re.fullmatch(r"\(.*\)", rest[1]) and state_text.isalpha():
+    if len(rest) > 1 and re.fullmatch(r"\(.*\)(?:/\d+)?", rest[1]) and state_text.isalpha():
         state_text = f"{state_text} {rest[1]}"
     prefixes: int | None = None
-    count = re.fullmatch(r"(?:(\w+)/)?(\d+)", state_text)  # ``5`` (FRR) or ``ESTABLISHED/5`` (Onyx)
+    count = re.fullmatch(r"(?:(\w+(?:\s*\(.*\))?)/)?(\d+)", state_text)  # ``5`` (FRR), ``ESTABLISHED/5`` (Onyx)
     if count:
         state, detail = bgp_state(count.group(1)) if count.group(1) else ("Established", "")
         prefixes = int(count.group(2))

@@ -21,6 +21,11 @@ class Strict(BaseModel):
 Speed = Annotated[str | int, Field(description="Link speed: 100G, 25G, EDR (=100G), HDR (=200G) ...")]
 
 
+def _check_ipv4(value: str) -> str:
+    ipaddress.IPv4Address(value)
+    return value
+
+
 def _check_speed(value: str | int | None) -> str | int | None:
     if value is not None:
         parse_speed(value)

@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
-from racfg.inventory.model.base import NAME_PATTERN, Speed, Strict, _check_speed
+from racfg.inventory.model.base import NAME_PATTERN, Speed, Strict, _check_ipv4, _check_speed
 from racfg.inventory.ranges import expand_range
 
 
@@ -86,11 +86,7 @@ class Host(HostBase):
         expand_range(value)
         return value
 
-    @field_validator("mgmt")
-    @classmethod
-    def _mgmt(cls, value: str) -> str:
-        ipaddress.IPv4Address(value)
-        return value
+    _mgmt = field_validator("mgmt")(_check_ipv4)
 
 
 class Defaults(Strict):

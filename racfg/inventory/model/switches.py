@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from racfg.inventory.model.base import NAME_PATTERN, Speed, Strict, _check_pool, _check_speed
+from racfg.inventory.model.base import NAME_PATTERN, Speed, Strict, _check_ipv4, _check_pool, _check_speed
 from racfg.inventory.ranges import expand_range
 
 
@@ -71,11 +71,7 @@ class Switch(Strict):
             raise ValueError("asn and gateways belong to a leaf (spines share fabric.spine_asn)")
         return self
 
-    @field_validator("mgmt")
-    @classmethod
-    def _mgmt(cls, value: str) -> str:
-        ipaddress.IPv4Address(value)
-        return value
+    _mgmt = field_validator("mgmt")(_check_ipv4)
 
 
 class Links(Strict):

@@ -72,7 +72,7 @@ def start(netns: str, switch_dir: Path, hostname: str, timeout: float = 15.0) ->
     directory = frr_dir(switch_dir)
     if len(running_pids(switch_dir)) == len(frrctl.DAEMONS):
         return running_pids(switch_dir)
-    stop(switch_dir)
+    stop(switch_dir, remove=False)  # one daemon left of two: start both afresh, with the config they had
     _prepare(directory, hostname)
     for key, value in SYSCTLS.items():
         run(["ip", "netns", "exec", netns, "sysctl", "-q", "-w", f"{key}={value}"])
@@ -106,9 +106,9 @@ def running_pids(switch_dir: Path) -> list[int]:
     return [pid for daemon in frrctl.DAEMONS if (pid := _pid(directory, daemon)) is not None]
 
 
-def stop(switch_dir: Path, timeout: float = 5.0) -> bool:
+def stop(switch_dir: Path, timeout: float = 5.0, *, remove: bool = True) -> bool:
     """Stop the switch's daemons (bgpd first: it withdraws its routes through zebra, then zebra
-    removes them from the kernel) and remove their directory. True when one was running."""
+    removes them from the kernel) and, with ``remove``, their directory. True when one was running."""
     directory = frr_dir(switch_dir)
     pids = [pid for daemon in reversed(frrctl.DAEMONS) if (pid := _pid(directory, daemon)) is not None]
     pids += [p for p in stray_pids(directory) if p not in pids]
@@ -119,7 +119,8 @@ def stop(switch_dir: Path, timeout: float = 5.0) -> bool:
     while (alive := [p for p in pids if Path(f"/proc/{p}").exists()]) and time.monotonic() < deadline:
         time.sleep(0.05)
     service.kill(alive)
-    shutil.rmtree(directory, ignore_errors=True)
+    if remove:
+        shutil.rmtree(directory, ignore_errors=True)
     return bool(pids)
 
 

@@ -30,6 +30,7 @@ from racfg.lab import (
     names,
     prereq,
     repo,
+    routed,
     switches,
     timeserver,
 )
@@ -162,6 +163,8 @@ def _converge(state: LabState, cluster: Cluster, say: Progress) -> UpResult:
                 changed = changed or pid is not None
         if not lldpd.is_up(sw) and lldpd.start(sw, switches.switch_dir(directory, sw.name)) is not None:
             changed = True
+        if cluster.topology.routed and routed.start_routing_if_stopped(sw, switches.switch_dir(directory, sw.name)):
+            changed = True
     _start_services(directory, cluster, say)
     if changed:
         save_state(state)
@@ -278,6 +281,7 @@ def _step_cables(b: _Build) -> None:
                 "ifname": ifname, "speed_gbps": nic.speed_gbps, "lab_rate_mbit": rate,
                 "peer_host": host.name, "peer_nic": nic.name, "peer_mac": mac,
             }
+    routed.cable_isls(b.cluster, b.state.switches, b.ports, b.scale)
     save_state(b.state)
 
 
@@ -309,6 +313,7 @@ def _step_switch_cli(b: _Build) -> None:
             "listen": sw.spec.mgmt, "ssh_port": 22, "username": sw.spec.credentials.username,
             "password_file": str(sdir / "password"), "state_dir": str(sdir), "netns": sws.netns,
             "ports": b.ports[sw.name], "os_version": sw.spec.os_version,
+            **(routed.start_routing(sws, sdir) if b.cluster.topology.routed else {}),
         })
         sws.pid = switches.start_cli(sws, sdir)
         save_state(b.state)

@@ -14,10 +14,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from racfg.catalog import parse_port
+from racfg.inventory.cluster import Cluster
 from racfg.lab import frr, names
-from racfg.lab.fabric import FRESH_SWITCH_MTU, PORT_BUFFER_BYTES, set_rate
+from racfg.lab.fabric import FRESH_SWITCH_MTU, PORT_BUFFER_BYTES, lab_rate_mbit, port_buffer_bytes, set_rate
 from racfg.lab.netns import ip, link_exists
 from racfg.lab.state import SwitchState
+from racfg.lab.switchcli import frrctl
 
 
 @dataclass(frozen=True)
@@ -42,3 +45,32 @@ def start_routing(switch: SwitchState, switch_dir: Path) -> dict[str, str]:
     """Start the switch's routing daemons; returns what its cli.json adds (``frr_dir``)."""
     frr.start(switch.netns, switch_dir, switch.name)
     return {"frr_dir": str(frr.frr_dir(switch_dir))}
+
+
+def start_routing_if_stopped(switch: SwitchState, switch_dir: Path) -> bool:
+    """``lab up`` of a lab that is up: restart the daemons of a switch if one is gone; True if it did."""
+    if len(frr.running_pids(switch_dir)) == len(frrctl.DAEMONS):
+        return False
+    start_routing(switch, switch_dir)
+    return True
+
+
+def cable_isls(cluster: Cluster, switches: dict[str, SwitchState], ports: dict[str, dict[str, dict]],
+               scale_mbit_per_100g: int) -> int:
+    """Cable every ISL of a routed leaf-spine site (``lab up``'s cables step) and add both ends to the
+    switches' cli.json port maps (``ports``: switch -> port -> entry). Returns how many were made."""
+    if not cluster.topology.routed:
+        return 0
+    for isl in cluster.topology.isls:
+        ends = [(isl.leaf, isl.leaf_port), (isl.spine, isl.spine_port)]
+        made = []
+        for (name, port), (peer, peer_port) in zip(ends, reversed(ends), strict=True):
+            sw = cluster.switches[name]
+            parsed = parse_port(sw.platform, port, sw.model)
+            ifname = names.switch_port_ifname(parsed.index, parsed.lane)
+            made.append(IslEnd(switches[name].netns, ifname, port_buffer_bytes(sw.spec.model)))
+            ports[name][port] = {"ifname": ifname, "speed_gbps": isl.speed_gbps, "peer_host": peer,
+                                 "peer_nic": peer_port,
+                                 "lab_rate_mbit": lab_rate_mbit(isl.speed_gbps, scale_mbit_per_100g)}
+        add_isl(made[0], made[1], lab_rate_mbit(isl.speed_gbps, scale_mbit_per_100g))
+    return len(cluster.topology.isls)

@@ -23,6 +23,7 @@ from typing import TypeVar
 import pytest
 from netmiko import ConnectHandler
 
+from racfg.catalog import parse_port
 from racfg.lab import fabric, frr, names, routed, switches
 from racfg.lab.netns import create_netns, ip
 from racfg.lab.state import LabState, SwitchState, save_state, site_dir
@@ -253,3 +254,45 @@ def test_lab_down_leaves_no_frr_process_or_file(fabric_lab):
     assert frr.stray_pids(lab_root()) == []
     assert not directory.exists()
     assert not any(Path(lab_root()).glob(f"{SITE}/**/frr"))
+
+
+LEAFSPINE = Path(__file__).with_name("leafspine.yaml")
+
+
+def test_lab_up_of_a_leaf_spine_site_runs_frr_per_switch_and_lab_down_removes_it(monkeypatch):
+    """``lab up`` of a leaf-spine inventory: every ISL a shaped veth between the two switches, the
+    routing daemons in every switch namespace; a second up changes nothing; a daemon that died is
+    restarted by the next up; ``lab down`` leaves no daemon, file or namespace.
+
+    ``lab up`` still refuses leaf-spine sites for users (lifecycle._check_labbable) until the host
+    side of issue 37 (the hosts' gateway routes) lands; this builds one past that refusal only."""
+    from racfg.inventory import load_cluster
+    from racfg.lab import lifecycle
+
+    monkeypatch.setattr(lifecycle, "_check_labbable", lambda cluster: None)
+
+    cluster = load_cluster(LEAFSPINE)
+    lifecycle.down(LEAFSPINE)
+    try:
+        lifecycle.up(LEAFSPINE)
+        directory = site_dir(cluster.name)
+        for name in cluster.switches:
+            assert len(frr.running_pids(switches.switch_dir(directory, name))) == 2, name
+        for isl in cluster.topology.isls:
+            leaf = cluster.switches[isl.leaf]
+            ns = names.netns(cluster.name, isl.leaf)
+            ifname = names.switch_port_ifname(parse_port(leaf.platform, isl.leaf_port, leaf.model).index, None)
+            assert fabric.read_rate_mbit(ns, ifname) == fabric.lab_rate_mbit(isl.speed_gbps,
+                                                                               fabric.DEFAULT_SCALE_MBIT_PER_100G)
+        assert not lifecycle.up(LEAFSPINE).changed
+        spine = switches.switch_dir(directory, "lsspine1")
+        bgpd = int((frr.frr_dir(spine) / "bgpd.pid").read_text())
+        subprocess.run(["kill", str(bgpd)], check=True)
+        until(lambda: frr.running_pids(spine), lambda pids: len(pids) == 1, "lsspine1's bgpd gone")
+        assert lifecycle.up(LEAFSPINE).changed
+        assert len(frr.running_pids(spine)) == 2
+    finally:
+        lifecycle.down(LEAFSPINE)
+    assert leftovers(cluster.name) == []
+    assert frr.stray_pids(lab_root()) == []
+    assert not site_dir(cluster.name).exists()

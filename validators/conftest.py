@@ -15,6 +15,7 @@ test states expected and actual). Each test is one check; its id is ``target/mod
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +25,7 @@ from racfg.connection import ConnectionOverrides
 from racfg.results import expected_actual
 from racfg.validate.context import RenderedSite, ValidateContext, find_context
 from racfg.validate.expectations import expected_packages
-from racfg.validate.probe import HostProbe
+from racfg.validate.probe import Commands, HostProbe, collect_commands
 from racfg.validate.subjects import (
     DriveSubject,
     HostSubject,
@@ -36,6 +37,7 @@ from racfg.validate.subjects import (
 )
 
 CTX = pytest.StashKey[ValidateContext]()
+DECLARED = pytest.StashKey[list[tuple[str, Commands]]]()
 # What must be the same across the hosts of one role (and which roles have it).
 CONSISTENT = {"kernel": ("dgx", "storage"), "ofed": ("dgx", "storage"), "nic_firmware": ("dgx", "storage"),
               "nic_mtu": ("dgx", "storage"), "drives": ("storage",), "gpu_driver": ("dgx",)}
@@ -76,8 +78,24 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         ctx.close()
 
 
+@pytest.hookimpl(hookwrapper=True)
+def pytest_make_collect_report(collector: pytest.Collector) -> Any:
+    """Note each validators module's ``COMMANDS`` (the sections its checks read) as pytest imports
+    it, every module collected, whatever --check or --category deselects later: the commands a host
+    runs do not depend on which checks were asked for."""
+    outcome = yield
+    if isinstance(collector, pytest.Module) and outcome.get_result().passed:
+        declared = getattr(collector.obj, "COMMANDS", None)
+        if declared is None:
+            raise pytest.UsageError(f"{collector.path.name}: declares no COMMANDS (the sections its checks read)")
+        collector.config.stash.setdefault(DECLARED, []).append((collector.path.stem, declared))
+
+
 def pytest_collection_finish(session: pytest.Session) -> None:
-    """Read every host and switch once, in parallel, before the first check runs."""
+    """Hand the modules' declarations to the context, then read every host and switch once, in
+    parallel, before the first check runs."""
+    declared = sorted(session.config.stash.get(DECLARED, []), key=lambda d: d[0])
+    session.config.stash[CTX].commands = partial(collect_commands, declared)
     if session.items:
         session.config.stash[CTX].prefetch()
 

@@ -10,6 +10,12 @@ FIX_TAGS = "nfs_client"
 pytestmark = [pytest.mark.roles("dgx"), pytest.mark.applies(declared="racfg_array")]
 
 
+def COMMANDS(hv, gv, sysctl_keys):
+    """The mount table, on the array's clients."""
+    array = gv.get("racfg_array")
+    return {"mounts": "cat /proc/mounts"} if array and array.get("clients", "dgx") == hv.get("racfg_role") else {}
+
+
 def _array(ctx):
     array = ctx.site.group_vars.get("racfg_array")
     if not array:

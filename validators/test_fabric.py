@@ -16,6 +16,8 @@ import pytest
 from racfg.errors import CannotRunError
 
 FIX_TAGS = "fabric"
+# The sections these checks read (the LLDP one also feeds ValidateContext.cabling).
+COMMANDS = {"lldp": "lldpcli -f json show neighbors", "lldpd_active": "systemctl is-active lldpd"}
 
 
 def test_jumbo_frames(nic, probe, verdict, ctx):

@@ -17,6 +17,25 @@ import pytest
 
 FIX_TAGS = "gpu"
 pytestmark = pytest.mark.roles("dgx")
+
+
+def COMMANDS(hv, gv, sysctl_keys):
+    """On a dgx: nvidia-smi's query (also read by test_consistency) and NVLink status; the kernel log
+    since boot for Xids where the NVIDIA kernel module is loaded (only it logs them; a host without
+    it is not read): journald's (exact boot), else the ring buffer; exit 3 when neither can be read,
+    so "no Xid" is never an unread log. DCGM's diagnostic where dcgmi is installed (exit 127
+    otherwise): level 1 takes seconds, level 2 (``validate --deep``) minutes."""
+    if hv.get("racfg_role") != "dgx":
+        return {}
+    return {
+        "nvidia_smi": "nvidia-smi -q -x",
+        "nvlink": "nvidia-smi nvlink --status",
+        "xid": "[ -d /proc/driver/nvidia ] || exit 0; "
+               "log=$(journalctl -k -b -q --no-pager 2>/dev/null || dmesg 2>&1) || exit 3; "
+               "printf '%s\\n' \"$log\" | grep -E 'NVRM: Xid|SXid' || true",
+        "dcgm": "command -v dcgmi >/dev/null || { echo 'dcgmi: not found'; exit 127; }; "
+                f"dcgmi diag -r {2 if gv.get('racfg_validate_deep') else 1}",
+    }
 RMA = "drain the node and collect nvidia-bug-report.sh for the vendor (RMA the GPU if it recurs after a reset)"
 
 

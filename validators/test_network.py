@@ -4,10 +4,21 @@ from __future__ import annotations
 
 import ipaddress
 import json
+import shlex
 
 import pytest
 
 FIX_TAGS = "fabric"
+
+
+def COMMANDS(hv, gv, sysctl_keys):
+    """The sections these checks read (also read by test_consistency): links, and per data NIC ethtool."""
+    commands = {"ip_addr": "ip -j addr show"}
+    for nic in hv.get("racfg_nics", []):
+        name = shlex.quote(nic["name"])
+        commands[f"ethtool_i:{nic['name']}"] = f"ethtool -i {name}"
+        commands[f"ethtool:{nic['name']}"] = f"ethtool {name}"
+    return commands
 
 
 def _link(probe, nic):

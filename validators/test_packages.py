@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+# The section these checks read: every package dpkg knows, with its state and version.
+COMMANDS = {"dpkg": "dpkg-query -W -f='${db:Status-Abbrev}\\t${Package}\\t${Version}\\n'"}
+
 
 def _installed(probe) -> dict[str, str]:
     out = {}

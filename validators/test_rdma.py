@@ -3,9 +3,21 @@ InfiniBand every port ACTIVE at the fabric's MTU and rate, IPoIB in the configur
 
 from __future__ import annotations
 
+import shlex
+
 import pytest
 
 FIX_TAGS = "ofed"
+
+
+def COMMANDS(hv, gv, sysctl_keys):
+    """OFED's version (also read by test_consistency), the RDMA devices and ports, and on an
+    InfiniBand fabric each data NIC's IPoIB mode."""
+    commands = {"ofed_info": "ofed_info -s", "rdma_devices": "ls /sys/class/infiniband", "ibv_devinfo": "ibv_devinfo"}
+    if (gv.get("racfg_fabric") or {}).get("type") == "infiniband":
+        for nic in hv.get("racfg_nics", []):
+            commands[f"ipoib_mode:{nic['name']}"] = f"cat /sys/class/net/{shlex.quote(nic['name'])}/mode"
+    return commands
 
 
 def test_ofed_version(node, probe, verdict, ctx):

@@ -4,10 +4,25 @@ kernel (failed, or detached) is missing."""
 
 from __future__ import annotations
 
+import shlex
+
 import pytest
 
 FIX_TAGS = "nvme_storage"
 pytestmark = pytest.mark.roles("storage")
+
+
+def COMMANDS(hv, gv, sysctl_keys):
+    """On a storage host: the block devices, and each declared drive path as lsblk resolves it
+    (also read by test_consistency)."""
+    if hv.get("racfg_role") != "storage":
+        return {}
+    commands = {"lsblk": "lsblk -J -b -o NAME,PATH,TYPE,SIZE,MODEL,SERIAL"}
+    for drive in hv.get("racfg_drives", []):
+        path = shlex.quote(drive["path"])
+        lsblk = f"lsblk -J -b -d -o NAME,PATH,TYPE,SIZE,MODEL,SERIAL {path}"
+        commands[f"drive:{drive['path']}"] = f"test -b {path} && {lsblk}"
+    return commands
 
 
 def _read(probe, path):

@@ -7,6 +7,14 @@ import pytest
 from racfg.errors import CannotRunError
 
 FIX_TAGS = "common"
+# The sections these checks read (racfg.validate.probe.collect_commands runs them in one script).
+COMMANDS = {
+    "hostname": "hostname",
+    "os_release": "cat /etc/os-release",
+    "kernel": "uname -r",  # also read by test_consistency
+    "chrony_active": "systemctl is-active chrony",
+    "chrony_tracking": "chronyc -n tracking",
+}
 
 
 def _os_release(text: str) -> dict[str, str]:

@@ -2,11 +2,29 @@
 
 from __future__ import annotations
 
+import shlex
+
 import pytest
 
 from racfg.validate.expectations import normalise_sysctl, sysctl_file
 
 FIX_TAGS = "common"
+
+
+def COMMANDS(hv, gv, sysctl_keys):
+    """The sysctl file deploy writes, each expected key's live value and writability, the governors."""
+    commands = {
+        "sysctl_file": "cat /etc/sysctl.d/90-racfg.conf",
+        "governor": "cat /sys/devices/system/cpu/cpu*/cpufreq/scaling_governor 2>/dev/null | sort | uniq -c",
+    }
+    if sysctl_keys:
+        loop = " ".join(shlex.quote(k) for k in sysctl_keys)
+        commands["sysctl_live"] = (
+            f"for k in {loop}; do p=/proc/sys/$(echo \"$k\" | tr . /); "
+            "if [ -w \"$p\" ]; then w=rw; else w=ro; fi; "
+            "printf '%s\\t%s\\t%s\\n' \"$k\" \"$w\" \"$(cat \"$p\" 2>&1 | tr '\\t' ' ')\"; done"
+        )
+    return commands
 
 
 def _live(probe) -> dict[str, tuple[bool, str]]:

@@ -9,6 +9,14 @@ FIX_TAGS = "weka"
 pytestmark = pytest.mark.applies(declared="racfg_weka")
 
 
+def COMMANDS(hv, gv, sysctl_keys):
+    """Where Weka is declared: the cluster's status, backends, drives and filesystems, the mount table."""
+    if not gv.get("racfg_weka"):
+        return {}
+    return {"weka_status": "weka status", "weka_hosts": "weka cluster container 2>/dev/null || weka cluster host -v",
+            "weka_drives": "weka cluster drive", "weka_fs": "weka fs", "mounts": "cat /proc/mounts"}
+
+
 def _weka(ctx, probe, key, verdict):
     weka = ctx.site.group_vars.get("racfg_weka")
     if not weka:

@@ -113,7 +113,7 @@ def run_validate(cluster: Cluster, options: ValidateOptions, overrides: Connecti
     ctx = ValidateContext(RenderedSite.load(rendered), inventory_display=cluster.display, overrides=overrides,
                           hosts_selected=hosts, switches_selected=switches, on_progress=on_progress,
                           switches_read=switches_read)
-    if options.deep:  # read by racfg.validate.probe.gpu_commands and validators/test_gpu.py
+    if options.deep:  # read by validators/test_gpu.py (its COMMANDS and checks)
         ctx.site.group_vars["racfg_validate_deep"] = True
     results = run_checks(ctx, options, on_result)
     checked = time.monotonic()

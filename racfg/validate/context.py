@@ -22,7 +22,7 @@ from racfg.connection import NO_OVERRIDES, ConnectionOverrides
 from racfg.hostssh import HostSession, SshEndpoint
 from racfg.validate.analysis import CableEnd, CablingVerdict, cabling_verdicts
 from racfg.validate.pathmatrix import NicPaths, Outcome, attribute
-from racfg.validate.probe import HostProbe, PingPath, host_commands, ping_paths, run_probe
+from racfg.validate.probe import HostProbe, PingPath, ping_paths, run_probe
 
 
 class ContextPlugin:
@@ -89,6 +89,9 @@ class ValidateContext:
     # The switches as the caller read them already (drift reads each switch once for all its
     # layers): a callable giving name -> SwitchFacts, or the exception that kept it from being read.
     switches_read: Callable[[], dict[str, Any]] | None = None
+    # (host vars, group vars, sysctl keys) -> section -> command: what the validators declared they
+    # read, set by validators/conftest.py when pytest has collected them (racfg.validate.probe).
+    commands: Callable[[dict[str, Any], dict[str, Any], list[str]], dict[str, str]] | None = None
     _probes: dict[str, HostProbe] | None = None
     _jumbo: tuple[list[PingPath], dict[tuple[str, str], NicPaths]] | None = None
     _cabling: dict[tuple[str, str], CablingVerdict] | None = None
@@ -162,11 +165,13 @@ class ValidateContext:
             return self._probes
 
     def _run_probes(self) -> dict[str, HostProbe]:
+        if self.commands is None:
+            raise RuntimeError("no commands to probe with: the validators declare them (validators/conftest.py)")
         paths = self.ping_paths()
 
         def one(name: str) -> HostProbe:
             hv = self.host_vars(name)
-            commands = host_commands(hv, self.site.group_vars, sorted(self.sysctl_expected(name)))
+            commands = self.commands(hv, self.site.group_vars, sorted(self.sysctl_expected(name)))
             probe = run_probe(self.host(name), name, commands, [p for p in paths if p.src_host == name])
             if self.on_progress:
                 self.on_progress(name, "error" if probe.error else "probed")

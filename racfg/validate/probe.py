@@ -4,15 +4,17 @@ Every host check needs a handful of command outputs (``ip -j addr``, ``sysctl``,
 Running them one SSH command at a time costs a round trip each; a 17-host site with a jumbo-frame
 matrix would spend its time waiting. So the commands a host's checks need are derived from the
 rendered inventory, run as one script over the host's single connection (all hosts at once, one
-thread each), and the validators read the captured sections. The pings of the jumbo matrix run in
-parallel on their source host inside the same script: a small ping first (can the destination be
-reached at all?), then, if it passed, the DF ping at the path MTU.
+thread each), and the validators read the captured sections. Which commands: each validators
+module declares the sections it reads (``COMMANDS`` beside its checks); see :func:`collect_commands`.
+The pings of the jumbo matrix run in parallel on their source host inside the same script: a small
+ping first (can the destination be reached at all?), then, if it passed, the DF ping at the path MTU.
 """
 
 from __future__ import annotations
 
 import shlex
 import time
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -99,74 +101,32 @@ def ping_paths(hosts: dict[str, dict[str, Any]]) -> list[PingPath]:
     return paths
 
 
-def host_commands(hv: dict[str, Any], gv: dict[str, Any], sysctl_keys: list[str]) -> dict[str, str]:
-    """The read-only commands one host's checks need, keyed by section name."""
-    cmds: dict[str, str] = {
-        "hostname": "hostname",
-        "os_release": "cat /etc/os-release",
-        "kernel": "uname -r",
-        "ip_addr": "ip -j addr show",
-        "sysctl_file": "cat /etc/sysctl.d/90-racfg.conf",
-        "governor": "cat /sys/devices/system/cpu/cpu*/cpufreq/scaling_governor 2>/dev/null | sort | uniq -c",
-        "chrony_active": "systemctl is-active chrony",
-        "chrony_tracking": "chronyc -n tracking",
-        "lldp": "lldpcli -f json show neighbors",
-        "lldpd_active": "systemctl is-active lldpd",
-        "ofed_info": "ofed_info -s",
-        "dpkg": "dpkg-query -W -f='${db:Status-Abbrev}\\t${Package}\\t${Version}\\n'",
-        "rdma_devices": "ls /sys/class/infiniband",
-        "ibv_devinfo": "ibv_devinfo",
-    }
-    if sysctl_keys:
-        loop = " ".join(shlex.quote(k) for k in sysctl_keys)
-        cmds["sysctl_live"] = (
-            f"for k in {loop}; do p=/proc/sys/$(echo \"$k\" | tr . /); "
-            "if [ -w \"$p\" ]; then w=rw; else w=ro; fi; "
-            "printf '%s\\t%s\\t%s\\n' \"$k\" \"$w\" \"$(cat \"$p\" 2>&1 | tr '\\t' ' ')\"; done"
-        )
-    infiniband = (gv.get("racfg_fabric") or {}).get("type") == "infiniband"
-    for nic in hv.get("racfg_nics", []):
-        name = shlex.quote(nic["name"])
-        cmds[f"ethtool_i:{nic['name']}"] = f"ethtool -i {name}"
-        cmds[f"ethtool:{nic['name']}"] = f"ethtool {name}"
-        if infiniband:
-            cmds[f"ipoib_mode:{nic['name']}"] = f"cat /sys/class/net/{name}/mode"
-    role = hv.get("racfg_role")
-    if role == "storage":
-        cmds["lsblk"] = "lsblk -J -b -o NAME,PATH,TYPE,SIZE,MODEL,SERIAL"
-        for drive in hv.get("racfg_drives", []):
-            path = shlex.quote(drive["path"])
-            lsblk = f"lsblk -J -b -d -o NAME,PATH,TYPE,SIZE,MODEL,SERIAL {path}"
-            cmds[f"drive:{drive['path']}"] = f"test -b {path} && {lsblk}"
-    if role == "dgx":
-        cmds.update(gpu_commands(bool(gv.get("racfg_validate_deep"))))
-    array = gv.get("racfg_array")
-    if array and array.get("clients", "dgx") == role:
-        cmds["mounts"] = "cat /proc/mounts"
-    weka = gv.get("racfg_weka")
-    if weka:
-        cmds["weka_status"] = "weka status"
-        cmds["weka_hosts"] = "weka cluster container 2>/dev/null || weka cluster host -v"
-        cmds["weka_drives"] = "weka cluster drive"
-        cmds["weka_fs"] = "weka fs"
-        cmds["mounts"] = "cat /proc/mounts"
-    return cmds
+# What one validators module declares it reads (its module-level ``COMMANDS``): section name ->
+# command, either fixed or computed from the host's vars, the group vars and the sysctl keys the
+# host is expected to carry (the commands that depend on the inventory: NIC names, drive paths).
+Commands = Mapping[str, str] | Callable[[dict[str, Any], dict[str, Any], list[str]], Mapping[str, str]]
 
 
-def gpu_commands(deep: bool = False) -> dict[str, str]:
-    """What the GPU checks read. The kernel log since boot for Xids where the NVIDIA kernel module is
-    loaded (only it logs them; a host without it is not read): journald's (exact boot), else the ring
-    buffer; exit 3 when neither can be read, so "no Xid" is never an unread log. DCGM's diagnostic
-    where dcgmi is installed (exit 127 otherwise): level 1 takes seconds, level 2 (``--deep``) minutes."""
-    return {
-        "nvidia_smi": "nvidia-smi -q -x",
-        "nvlink": "nvidia-smi nvlink --status",
-        "xid": "[ -d /proc/driver/nvidia ] || exit 0; "
-               "log=$(journalctl -k -b -q --no-pager 2>/dev/null || dmesg 2>&1) || exit 3; "
-               "printf '%s\\n' \"$log\" | grep -E 'NVRM: Xid|SXid' || true",
-        "dcgm": "command -v dcgmi >/dev/null || { echo 'dcgmi: not found'; exit 127; }; "
-                f"dcgmi diag -r {2 if deep else 1}",
-    }
+def collect_commands(declarations: Iterable[tuple[str, Commands]], hv: dict[str, Any], gv: dict[str, Any],
+                     sysctl_keys: list[str]) -> dict[str, str]:
+    """The read-only commands one host's checks need, keyed by section name, from the validators'
+    declarations (``(module name, COMMANDS)`` pairs).
+
+    Each check names what it reads beside itself (ANTA's ``commands``); the declarations are
+    collected by ``validators/conftest.py`` from the modules pytest collected (the product never
+    imports the validators: they are a pytest plugin directory, imported once, by pytest) and
+    merged here into the one script a host runs, so a host still costs one round trip. Two modules
+    reading the same section (``mounts``: array and Weka) must declare the same command; a
+    different one is a programming error named here, not a silent override."""
+    merged: dict[str, str] = {}
+    owner: dict[str, str] = {}
+    for where, declared in declarations:
+        commands = declared(hv, gv, sysctl_keys) if callable(declared) else declared
+        for key, command in commands.items():
+            if merged.setdefault(key, command) != command:
+                raise ValueError(f"section {key}: {owner[key]} runs {merged[key]!r}, {where} runs {command!r}")
+            owner.setdefault(key, where)
+    return merged
 
 
 def script(commands: dict[str, str], pings: list[PingPath]) -> str:

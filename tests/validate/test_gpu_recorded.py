@@ -156,12 +156,11 @@ def test_unreadable_kernel_log_is_an_error_not_a_clean_log():
 
 def test_deep_runs_dcgm_level_2():
     """validate --deep: the probe asks DCGM for level 2 and the verdict says which level ran."""
-    from racfg.validate.probe import host_commands
-
-    assert host_commands({"racfg_role": "dgx"}, {}, [])["dcgm"].endswith("dcgmi diag -r 1")
-    assert host_commands({"racfg_role": "dgx"}, {"racfg_validate_deep": True}, [])["dcgm"].endswith("dcgmi diag -r 2")
     site = RenderedSite(group_vars={**GROUP, "racfg_validate_deep": True}, hosts={"h1": dgx()}, switches={})
     ctx = ValidateContext(site, inventory_display="rec.yaml")
+    assert run_checks(ctx, ValidateOptions(checks=["-none-"])) == [] and ctx.commands  # the validators' declarations
+    assert ctx.commands(dgx(), GROUP, [])["dcgm"].endswith("dcgmi diag -r 1")
+    assert ctx.commands(dgx(), site.group_vars, [])["dcgm"].endswith("dcgmi diag -r 2")
     ctx._probes = {"h1": HostProbe("h1", sections={"nvidia_smi": rec(V100S), "dcgm": rec(
         "dcgmi-diag-r2-i0_1x-A10G_DCGM-4.4.2_drv-580.105.08_v4-format_pass_DCGM-issue-124.txt")})}
     ctx._switch_facts = {}

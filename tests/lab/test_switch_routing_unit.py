@@ -153,3 +153,34 @@ def test_dataplane_plan_is_idempotent_and_undoes_what_was_removed():
     assert l3dataplane.plan(routing, ports, done, {"swp31": None, "swp32": None}) == [
         "link set dev swp32 master br0", "address del 10.1.1.1/24 dev br0", "address del 10.255.0.2/31 dev swp32"]
     assert l3dataplane.plan(routing, {"1/31": "swp31"}, {"swp31": {"10.255.0.0/31"}}, {"swp31": None}) == []
+
+
+@pytest.mark.parametrize("platform", ["onyx", "eos"])
+def test_what_the_drivers_type_for_a_leaf_is_kept_read_back_and_then_unchanged(tmp_path, platform):
+    """racfg's own switch drivers against the emulated CLI: the routing changes they plan for a leaf,
+    typed in their contexts, are all accepted; the running config, read back by the driver's parser,
+    meets the intent, and a second plan changes nothing (what a second deploy relies on)."""
+    from racfg.switches import get_driver
+    from racfg.switches.intent import HostVlan, IntendedRouting, IntendedSwitch, RoutedPort
+    from racfg.switches.routed import plan_routed, unmet_routed
+
+    first, isl = ("Ethernet1", "Ethernet31") if platform == "eos" else ("1/1", "1/31")
+    intended = IntendedSwitch("leaf1", platform, "SN2700" if platform == "onyx" else "7060CX-32S", 32, 0, {},
+                              routing=IntendedRouting(65001, "10.0.0.1", (RoutedPort(isl, "10.255.0.1/31"),),
+                                                      (HostVlan(100, "10.1.1.1/24", "10.1.1.0/24", (first,), 9000),),
+                                                      (("10.255.0.0", 65100),), 4))
+    driver = get_driver(platform)
+    sw = switch(tmp_path, platform)
+    session = typed(sw, ["enable", "configure terminal" if platform == "onyx" else "configure"])
+    changes = plan_routed(driver, intended, driver.parse_config_lines(session.handle("show running-config")[0]))
+    assert changes
+    for change in changes:
+        lines = [change.context, change.line] if change.context else [change.line]
+        for line in lines:
+            output, _ = session.handle(line)
+            assert "%" not in output, f"{line!r}: {output}"
+        if change.context:
+            session.handle("exit")
+    have = driver.parse_config_lines(session.handle("show running-config")[0])
+    assert unmet_routed(driver, intended, have) == []
+    assert plan_routed(driver, intended, have) == []

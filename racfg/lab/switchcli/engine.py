@@ -192,7 +192,7 @@ class CliSession(RoutingCommands):
         return ""
 
     def do_exit(self, args: dict[str, str]) -> str:
-        if self.mode in ("if", "svi", "bgp"):
+        if self.mode in ("if", "svi", "bgp", "vlan"):
             self.mode, self.port, self.svi = "config", None, None
         else:
             self.mode, self.session = "enable", None

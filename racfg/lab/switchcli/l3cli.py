@@ -90,9 +90,46 @@ class RoutingCommands:
         self.l3.ip_routing = False
         return self._l3_changed()
 
+    def do_protocol_bgp(self, args: dict[str, str]) -> str:
+        self.l3.protocol_bgp = True
+        return ""
+
+    def do_no_protocol_bgp(self, args: dict[str, str]) -> str:
+        self.l3.protocol_bgp = False
+        return ""
+
     def do_vlan(self, args: dict[str, str]) -> str:
+        """``vlan N``: create it and enter its mode (``name``)."""
         vlan = self._number(args["vid"], 1, 4094, "VLAN")
         self.l3.vlans = sorted({*self.l3.vlans, vlan})
+        self.mode, self.svi, self.port = "vlan", vlan, None
+        return ""
+
+    def do_vlan_inline(self, args: dict[str, str]) -> str:
+        vlan = self._number(args["vid"], 1, 4094, "VLAN")
+        self.l3.vlans = sorted({*self.l3.vlans, vlan})
+        return self._inline("vlan", args["rest"], svi=vlan, port=None)
+
+    def do_vlan_name(self, args: dict[str, str]) -> str:
+        assert self.svi is not None
+        self.l3.vlan_names[self.svi] = args["text"].strip('"')
+        return ""
+
+    def do_vlan_no_name(self, args: dict[str, str]) -> str:
+        assert self.svi is not None
+        self.l3.vlan_names.pop(self.svi, None)
+        return ""
+
+    def do_svi_mtu(self, args: dict[str, str]) -> str:
+        """A VLAN interface's MTU (kept and shown; the lab's bridge takes its ports' MTU)."""
+        assert self.svi is not None
+        low, high = self.p.mtu_range
+        self.l3.svi_mtu[self.svi] = self._number(args["mtu"], low, high, "MTU")
+        return ""
+
+    def do_svi_no_mtu(self, args: dict[str, str]) -> str:
+        assert self.svi is not None
+        self.l3.svi_mtu.pop(self.svi, None)
         return ""
 
     # --- VLAN interfaces ----------------------------------------------------------------------
@@ -138,6 +175,11 @@ class RoutingCommands:
             raise CliError(f"% Interface {self.port} is a routed port: configure 'switchport' first")
         self.l3.access_vlan[self.port] = vlan
         self.l3.vlans = sorted({*self.l3.vlans, vlan})
+        return self._l3_changed()
+
+    def do_port_no_access_vlan(self, args: dict[str, str]) -> str:
+        assert self.port is not None
+        self.l3.access_vlan.pop(self.port, None)
         return self._l3_changed()
 
     def do_ip_address(self, args: dict[str, str]) -> str:
@@ -194,6 +236,14 @@ class RoutingCommands:
 
     def do_bgp_router_id(self, args: dict[str, str]) -> str:
         self._router.router_id = self._address(args["id"], "router id")
+        return self._l3_changed()
+
+    def do_bgp_no_router_id(self, args: dict[str, str]) -> str:
+        self._router.router_id = ""
+        return self._l3_changed()
+
+    def do_bgp_no_maximum_paths(self, args: dict[str, str]) -> str:
+        self._router.maximum_paths = 1
         return self._l3_changed()
 
     def do_bgp_neighbor(self, args: dict[str, str]) -> str:

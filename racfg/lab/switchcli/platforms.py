@@ -32,9 +32,9 @@ class Platform:
     force_for_live_port_change: bool = False  # Onyx: MTU or speed of an enabled port needs ``force``
 
 
-_ALL = ("user", "enable", "config", "if", "svi", "bgp")
-_PRIV = ("enable", "config", "if", "svi", "bgp")
-_CFG = ("config", "if", "svi", "bgp")
+_ALL = ("user", "enable", "config", "if", "svi", "bgp", "vlan")
+_PRIV = ("enable", "config", "if", "svi", "bgp", "vlan")
+_CFG = ("config", "if", "svi", "bgp", "vlan")
 _IFS = ("if", "svi")  # a routed port or a VLAN interface: where ``ip address`` goes
 
 _MLNX_COMMON: list[tuple[tuple[str, ...], str, str]] = [
@@ -66,8 +66,17 @@ _ONYX_L3: list[tuple[tuple[str, ...], str, str]] = [
     (_ALL, "show ip route", "show:routes"),
     (_CFG, "ip routing", "ip_routing_on"),
     (_CFG, "no ip routing", "ip_routing_off"),
-    (_CFG, "protocol bgp", "ok"),
+    (_CFG, "protocol bgp", "protocol_bgp"),
+    (_CFG, "no protocol bgp", "no_protocol_bgp"),
+    (_CFG, "vlan <vid> <rest...>", "vlan_inline"),
     (_CFG, "vlan <vid>", "vlan"),
+    (("vlan",), "name <text...>", "vlan_name"),
+    (("vlan",), "no name", "vlan_no_name"),
+    (("svi",), "mtu <mtu>", "svi_mtu"),
+    (("svi",), "no mtu", "svi_no_mtu"),
+    (("if",), "no switchport access vlan", "port_no_access_vlan"),
+    (("bgp",), "no router-id", "bgp_no_router_id"),
+    (("bgp",), "no maximum-paths", "bgp_no_maximum_paths"),
     (_CFG, "interface vlan <vid> <rest...>", "svi_inline"),
     (_CFG, "interface vlan <vid>", "svi"),
     (_CFG, "no interface vlan <vid>", "no_svi"),
@@ -100,7 +109,8 @@ ONYX = Platform(
              "config": "{host} [standalone: master] (config) # ",
              "if": "{host} [standalone: master] (config interface ethernet {port}) # ",
              "svi": "{host} [standalone: master] (config interface vlan {svi}) # ",
-             "bgp": "{host} [standalone: master] (config router bgp {asn}) # "},
+             "bgp": "{host} [standalone: master] (config router bgp {asn}) # ",
+             "vlan": "{host} [standalone: master] (config vlan {svi}) # "},
     unknown_error='% Unrecognized command "{token}".\nType "?" for help.',
     incomplete_error="% Incomplete command.",
     json_pipe="json-print",
@@ -162,6 +172,13 @@ _EOS_L3: list[tuple[tuple[str, ...], str, str]] = [
     (_CFG, "ip routing", "ip_routing_on"),
     (_CFG, "no ip routing", "ip_routing_off"),
     (_CFG, "vlan <vid>", "vlan"),
+    (("vlan",), "name <text...>", "vlan_name"),
+    (("vlan",), "no name", "vlan_no_name"),
+    (("svi",), "mtu <mtu>", "svi_mtu"),
+    (("svi",), "no mtu", "svi_no_mtu"),
+    (("if",), "no switchport access vlan", "port_no_access_vlan"),
+    (("bgp",), "no router-id", "bgp_no_router_id"),
+    (("bgp",), "no maximum-paths", "bgp_no_maximum_paths"),
     (_CFG, "interface vlan <vid>", "svi"),
     (_CFG, "no interface vlan <vid>", "no_svi"),
     (("if",), "no switchport", "port_routed"),
@@ -186,7 +203,7 @@ EOS = Platform(
     name="eos",
     prompts={"user": "{host}>", "enable": "{host}#", "config": "{host}(config{session})#",
              "if": "{host}(config{session}-if-{port})#", "svi": "{host}(config{session}-if-Vl{svi})#",
-             "bgp": "{host}(config{session}-router-bgp)#"},
+             "bgp": "{host}(config{session}-router-bgp)#", "vlan": "{host}(config{session}-vlan-{svi})#"},
     unknown_error="% Invalid input (at token {index}: '{token}')",
     incomplete_error="% Incomplete command",
     json_pipe="json",

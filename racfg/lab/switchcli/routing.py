@@ -37,6 +37,9 @@ class RoutingConfig:
     vlans: list[int] = field(default_factory=list)
     access_vlan: dict[str, int] = field(default_factory=dict)  # switchport -> its access VLAN
     svis: dict[int, str] = field(default_factory=dict)  # VLAN -> "A/len" of its VLAN interface
+    vlan_names: dict[int, str] = field(default_factory=dict)
+    svi_mtu: dict[int, int] = field(default_factory=dict)  # VLAN interface MTU where one was set
+    protocol_bgp: bool = False  # Onyx: BGP enabled as a protocol (``protocol bgp``)
     bgp: BgpConfig | None = None
 
     @classmethod
@@ -51,6 +54,9 @@ class RoutingConfig:
             vlans=[int(v) for v in data.get("vlans", [])],
             access_vlan={k: int(v) for k, v in data.get("access_vlan", {}).items()},
             svis={int(k): v for k, v in data.get("svis", {}).items()},
+            vlan_names={int(k): v for k, v in data.get("vlan_names", {}).items()},
+            svi_mtu={int(k): int(v) for k, v in data.get("svi_mtu", {}).items()},
+            protocol_bgp=bool(data.get("protocol_bgp", False)),
             bgp=BgpConfig(**bgp) if bgp else None,
         )
 

@@ -184,7 +184,8 @@ def eos_port_l3_lines(l3: RoutingConfig, port: str) -> list[str]:
 def eos_l3_lines(l3: RoutingConfig) -> list[str]:
     lines: list[str] = []
     for vlan, address in sorted(l3.svis.items()):
-        lines += [f"interface Vlan{vlan}"] + ([f"   ip address {address}"] if address else []) + ["!"]
+        lines += [f"interface Vlan{vlan}"] + ([f"   mtu {l3.svi_mtu[vlan]}"] if vlan in l3.svi_mtu else [])
+        lines += ([f"   ip address {address}"] if address else []) + ["!"]
     if l3.ip_routing:
         lines += ["ip routing", "!"]
     bgp = l3.bgp
@@ -202,13 +203,17 @@ def eos_l3_lines(l3: RoutingConfig) -> list[str]:
 
 
 def eos_vlan_lines(l3: RoutingConfig) -> list[str]:
-    return [line for vlan in l3.vlans for line in (f"vlan {vlan}", "!")]
+    lines = []
+    for vlan in l3.vlans:
+        lines += [f"vlan {vlan}"] + ([f"   name {l3.vlan_names[vlan]}"] if vlan in l3.vlan_names else []) + ["!"]
+    return lines
 
 
 def onyx_l3_lines(l3: RoutingConfig) -> list[str]:
     lines = []
     if l3.vlans:
         lines += ["##", "## VLAN configuration", "##"] + [f"   vlan {vlan}" for vlan in l3.vlans]
+        lines += [f'   vlan {vlan} name "{name}"' for vlan, name in sorted(l3.vlan_names.items())]
     ports = sorted({*l3.routed_ports, *l3.access_vlan}, key=port_sort_key)
     if ports or l3.svis:
         lines += ["##", "## L3 configuration", "##"]
@@ -223,11 +228,14 @@ def onyx_l3_lines(l3: RoutingConfig) -> list[str]:
             lines.append(f"{ctx} switchport access vlan {l3.access_vlan[port]}")
     for vlan, address in sorted(l3.svis.items()):
         lines.append(f"   interface vlan {vlan}")
+        lines += [f"   interface vlan {vlan} mtu {l3.svi_mtu[vlan]}"] if vlan in l3.svi_mtu else []
         lines += [f"   interface vlan {vlan} ip address {address} primary"] if address else []
+    if l3.protocol_bgp:
+        lines += ["##", "## Routing protocols", "##", "   protocol bgp"]
     bgp = l3.bgp
     if bgp is not None:
         ctx = f"   router bgp {bgp.asn} vrf default"
-        lines += ["##", "## BGP configuration", "##", "   protocol bgp", ctx]
+        lines += ["##", "## BGP configuration", "##", ctx]
         lines += [f"{ctx} router-id {bgp.router_id} force"] if bgp.router_id else []
         lines += [f"{ctx} maximum-paths {bgp.maximum_paths}"] if bgp.maximum_paths != 1 else []
         lines += [f"{ctx} neighbor {peer} remote-as {asn}" for peer, asn in

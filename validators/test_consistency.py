@@ -6,8 +6,6 @@ without a strict majority no host is named and the split is reported once, on th
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 FIX = None
@@ -19,6 +17,7 @@ COMMANDS: dict[str, str] = {}
 def _value(probe, attribute: str) -> str | None:
     from racfg.hostfacts.errors import ParseError
     from racfg.hostfacts.ethtool import parse_driver_info
+    from racfg.hostfacts.ip import parse_ip_json
     from racfg.hostfacts.nvidia_smi import parse_query_xml
     from racfg.hostfacts.nvme import parse_lsblk_json
 
@@ -33,9 +32,9 @@ def _value(probe, attribute: str) -> str | None:
                      if k.startswith("ethtool_i:") and s.ok]
             return ", ".join(sorted({f"{i.driver} {i.firmware_version or '-'}" for i in infos})) or None
         if attribute == "nic_mtu":
-            links = json.loads(probe.section("ip_addr").out or "[]")
+            links = parse_ip_json(probe.section("ip_addr").out)
             names = {k.split(":", 1)[1] for k in probe.sections if k.startswith("ethtool_i:")}
-            return ", ".join(sorted({str(link["mtu"]) for link in links if link.get("ifname") in names})) or None
+            return ", ".join(sorted({str(link.mtu) for name, link in links.items() if name in names})) or None
         if attribute == "drives":
             # the declared drives as each host resolves them: how many are there, of which models
             found = [parse_lsblk_json(s.out) for k, s in sorted(probe.sections.items())

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ipaddress
-import json
 import shlex
 
 import pytest
@@ -22,10 +21,10 @@ def COMMANDS(hv, gv, sysctl_keys):
 
 
 def _link(probe, nic):
-    for link in json.loads(probe.section("ip_addr").out or "[]"):
-        if link.get("ifname") == nic.name:
-            return link
-    return None
+    """The NIC as ``ip -j addr`` shows it (racfg.hostfacts.ip), or None when the host has no such interface."""
+    from racfg.hostfacts.ip import parse_ip_json
+
+    return parse_ip_json(probe.section("ip_addr").out).get(nic.name)
 
 
 def _present(probe, nic, verdict):
@@ -43,21 +42,20 @@ def test_present(nic, probe, verdict):
 
 def test_carrier(nic, probe, verdict):
     link = _present(probe, nic, verdict)
-    flags = link.get("flags", [])
-    state = "up" if "LOWER_UP" in flags else ("admin down" if "UP" not in flags else "no carrier")
+    state = "up" if link.carrier else ("admin down" if not link.admin_up else "no carrier")
     verdict.expect("up", state, fix=f"check the cable and switch port of {nic.target}:{nic.name} "
-                                    f"({nic.nic.get('switch')} {nic.nic.get('port')})" if "UP" in flags else None)
+                                    f"({nic.nic.get('switch')} {nic.nic.get('port')})" if link.admin_up else None)
 
 
 def test_mtu(nic, probe, verdict):
     link = _present(probe, nic, verdict)
-    verdict.expect(int(nic.nic["mtu"]), int(link.get("mtu", 0)))
+    verdict.expect(int(nic.nic["mtu"]), link.mtu)
 
 
 def test_address(nic, probe, verdict):
     link = _present(probe, nic, verdict)
     want = str(ipaddress.ip_interface(nic.nic["address"]))
-    have = [f"{a['local']}/{a['prefixlen']}" for a in link.get("addr_info", []) if a.get("family") == "inet"]
+    have = [str(ipaddress.ip_interface(a)) for a in link.ipv4]
     verdict.expect(want, ", ".join(have) or "(none)", ok=want in have)
 
 

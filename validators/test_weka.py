@@ -72,12 +72,13 @@ def test_filesystem_present(node, probe, verdict, ctx):
 
 @pytest.mark.roles("dgx")
 def test_mounted(node, probe, verdict, ctx):
+    from racfg.hostfacts.mounts import mount_at, parse_proc_mounts
+
     weka = ctx.site.group_vars.get("racfg_weka")
     if not weka or weka.get("clients") != "dgx":
         pytest.skip("Weka is not mounted on dgx hosts in this inventory")
     _weka(ctx, probe, "weka_status", verdict)
-    mounts = [line.split() for line in probe.section("mounts").out.splitlines()]
     point = weka.get("mount_point", "/mnt/weka")
-    found = [m for m in mounts if len(m) > 2 and m[1] == point]
-    verdict.expect(f"wekafs at {point}", f"{found[0][2]} at {point}" if found else "not mounted",
-                   ok=bool(found) and found[0][2] == "wekafs")
+    found = mount_at(parse_proc_mounts(probe.section("mounts").out), point)  # the mount visible there
+    verdict.expect(f"wekafs at {point}", f"{found.fstype} at {point}" if found else "not mounted",
+                   ok=found is not None and found.fstype == "wekafs")

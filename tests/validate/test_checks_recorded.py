@@ -54,6 +54,9 @@ GROUP = {"racfg_site": "rec", "racfg_fabric": {"type": "ethernet", "speed_gbps":
          "racfg_weka": None, "racfg_nvidia_driver": None, "racfg_tuning": {"profile": "none"}}
 IB = {**GROUP, "racfg_fabric": {"type": "infiniband", "speed_gbps": 100.0, "ib_mtu": 4096}}
 WEKA = {**GROUP, "racfg_weka": {"dist": "/srv/weka.tar", "filesystem": "default", "clients": "dgx"}}
+# /proc/mounts of a Weka client (the wekafs line as Weka's docs show `mount -t wekafs default /mnt/weka`).
+WEKA_MOUNTS = ("sysfs /sys sysfs rw,nosuid,nodev,noexec,relatime 0 0\n/dev/sda1 / ext4 rw,relatime 0 0\n"
+               "default /mnt/weka wekafs rw,relatime,writecache,inode_bits=auto,dentry_max_age_positive=1000 0 0\n")
 DRIVE = {"path": "/dev/nvme0n1", "model": "Dell DC NVMe ISE 7450", "size": "960G"}
 
 # (id, group vars, host vars, probe sections, check glob, status, actual contains)
@@ -132,6 +135,12 @@ CASES = [
      {"weka_status": MISSING}, "*/weka/cluster_status", Status.SKIP, None),
     ("weka not installed, dist given", WEKA, host("storage"), {"weka_status": MISSING},
      "*/weka/cluster_status", Status.FAIL, "weka not found"),
+    ("weka mounted", WEKA, host("dgx"), {"weka_status": rec(WEKA_OK), "mounts": Section(0, WEKA_MOUNTS)},
+     "*/weka/mounted", Status.PASS, "wekafs at /mnt/weka"),
+    ("weka mount hidden by a later tmpfs", WEKA, host("dgx"), {"weka_status": rec(WEKA_OK), "mounts": Section(
+        0, WEKA_MOUNTS + "tmpfs /mnt/weka tmpfs rw,relatime 0 0\n")}, "*/weka/mounted", Status.FAIL, "tmpfs"),
+    ("weka not mounted", WEKA, host("dgx"), {"weka_status": rec(WEKA_OK), "mounts": Section(
+        0, "".join(WEKA_MOUNTS.splitlines(keepends=True)[:2]))}, "*/weka/mounted", Status.FAIL, "not mounted"),
     ("os release pin", {**GROUP, "racfg_os": {"release": "12"}}, host("dgx"),
      {"os_release": Section(0, 'PRETTY_NAME="Debian GNU/Linux 12 (bookworm)"\nVERSION_ID="12"\n')},
      "*/system/os_release", Status.PASS, "Debian GNU/Linux 12"),

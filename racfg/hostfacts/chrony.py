@@ -1,10 +1,8 @@
-"""Time synchronisation: ``chronyc tracking`` and ``timedatectl status``.
+"""Time synchronisation: ``chronyc tracking``.
 
 The RA needs every host on the same clock (Weka refuses skew; wekachecker checks it), so validate asks
-chrony whether it is synchronised and how far off it is, and systemd whether the clock is synchronised.
-Formats read: ``chronyc tracking`` of chrony 3.x/4.x (an IP or a host name as reference, ``+`` signed
-offsets, "fast"/"slow"); ``timedatectl status`` of systemd 237 (``systemd-timesyncd.service active:``)
-and of newer systemd (``NTP service:``, with the multi-line RTC warning after a blank line).
+chrony whether it is synchronised and how far off it is. Formats read: ``chronyc tracking`` of chrony
+3.x/4.x (an IP or a host name as reference, ``+`` signed offsets, "fast"/"slow").
 """
 
 from __future__ import annotations
@@ -59,41 +57,4 @@ def parse_chronyc_tracking(text: str | bytes) -> ChronyTracking:
         stratum=int(fields["Stratum"]),
         offset_seconds=seconds if offset.group(2) == "fast" else -seconds,
         leap_status=fields["Leap status"],
-    )
-
-
-@dataclass(frozen=True)
-class TimedatectlStatus:
-    """``timedatectl status``: whether systemd considers the clock synchronised, and the NTP service state."""
-
-    synchronized: bool
-    ntp_service: str | None  # "active"/"inactive" (newer systemd) or "yes"/"no" (systemd 237)
-    time_zone: str | None
-    rtc_in_local_tz: bool | None
-
-
-# The key's name changed across systemd releases: 'NTP synchronized' (<= 236), 'System clock synchronized'.
-_SYNC_KEYS = ("System clock synchronized", "NTP synchronized")
-_SERVICE_KEYS = ("NTP service", "systemd-timesyncd.service active", "Network time on")
-
-
-def parse_timedatectl_status(text: str | bytes) -> TimedatectlStatus:
-    """Parse ``timedatectl`` / ``timedatectl status`` (the trailing warning paragraph is ignored)."""
-    tool = "timedatectl"
-    fields: dict[str, str] = {}
-    for line in require_text(text, tool):
-        if line.startswith("Warning:"):
-            break
-        pair = split_key_value(line)
-        if pair is not None:
-            fields.setdefault(*pair)
-    sync = next((fields[key] for key in _SYNC_KEYS if key in fields), None)
-    if sync not in {"yes", "no"}:
-        raise ParseError(tool, "status: no 'System clock synchronized: yes|no' line")
-    local_rtc = fields.get("RTC in local TZ")
-    return TimedatectlStatus(
-        synchronized=sync == "yes",
-        ntp_service=next((fields[key] for key in _SERVICE_KEYS if key in fields), None),
-        time_zone=fields.get("Time zone"),
-        rtc_in_local_tz=None if local_rtc is None else local_rtc == "yes",
     )

@@ -1,15 +1,14 @@
-"""``ethtool``: driver and firmware (``-i``), link settings (``ethtool IFACE``), transceiver (``-m``).
+"""``ethtool``: driver and firmware (``-i``), link settings (``ethtool IFACE``).
 
 Formats read: ``ethtool -i`` of an inbox mlx5_core (ConnectX-4 Lx, fw 14.23.1020) and of a lab veth
 (ethtool 6.1); ``ethtool IFACE`` of a ConnectX-3 at 40000Mb/s (published with spaces instead of tabs),
-a veth at 10000Mb/s and a port-less bridge (``Speed: Unknown!``, ethtool 6.1); ``ethtool -m`` of an SFP
-(best effort: module EEPROM dumps differ per module type, so fields are kept as printed).
+a veth at 10000Mb/s and a port-less bridge (``Speed: Unknown!``, ethtool 6.1).
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from racfg.hostfacts.common import absent, require_text, split_key_value
 from racfg.hostfacts.errors import ParseError
@@ -106,42 +105,3 @@ def _pairs(text_lines: list[str]) -> dict[str, str]:
         if pair is not None and pair[0]:
             fields.setdefault(pair[0], pair[1])
     return fields
-
-
-@dataclass(frozen=True)
-class ModuleInfo:
-    """``ethtool -m`` (best effort): every field as printed, repeated keys collected in ``fields``."""
-
-    fields: dict[str, list[str]] = field(default_factory=dict)
-
-    def first(self, key: str) -> str | None:
-        values = self.fields.get(key)
-        return values[0] if values else None
-
-    @property
-    def identifier(self) -> str | None:
-        return self.first("Identifier")
-
-    @property
-    def vendor_name(self) -> str | None:
-        return self.first("Vendor name") or None
-
-    @property
-    def vendor_pn(self) -> str | None:
-        return self.first("Vendor PN") or None
-
-    @property
-    def transceiver_types(self) -> list[str]:
-        return list(self.fields.get("Transceiver type", []))
-
-
-def parse_module_info(text: str | bytes) -> ModuleInfo:
-    """Parse ``ethtool -m IFACE`` (``Cannot get module EEPROM information`` is a ParseError)."""
-    fields: dict[str, list[str]] = {}
-    for line in require_text(text, TOOL):
-        pair = split_key_value(line)
-        if pair is not None and pair[0]:
-            fields.setdefault(pair[0], []).append(pair[1])
-    if "Identifier" not in fields:
-        raise ParseError(TOOL, "-m: no module Identifier (no module plugged, or the driver cannot read it)")
-    return ModuleInfo(fields=fields)

@@ -1,11 +1,9 @@
-"""InfiniBand / RDMA adapters: ``ibstat``, ``ibstatus``, ``ibv_devinfo`` and ``ibv_devices``.
+"""InfiniBand / RDMA adapters: ``ibv_devinfo`` (what validate runs on every host: it is in
+rdma-core and OFED alike, where ``ibstat`` needs infiniband-diags).
 
-All four are normalised to the same per-device, per-port facts (:class:`IbPort`) so a validator can
-ask "is every HCA port ACTIVE at 100 Gb/s with IB MTU 4096" whatever tool the host has. Formats read:
-``ibstat`` of MLNX_OFED 5.0 (ConnectX-3, ``Rate: 40 (FDR10)``) and 5.5 (4x ConnectX-5, spaces instead of
-tabs as published) and of a mixed RoCE + HDR A100 host; ``ibstatus`` (``rate: 200 Gb/sec (4X HDR)``);
-``ibv_devinfo`` / ``ibv_devinfo -d DEV`` without ``-v`` (``state: PORT_ACTIVE (4)``,
-``active_mtu: 4096 (5)``); ``ibv_devices``.
+Read into per-device, per-port facts (:class:`IbPort`) so a validator can ask "is every HCA port
+ACTIVE with IB MTU 4096". Formats read: ``ibv_devinfo`` / ``ibv_devinfo -d DEV`` without ``-v``
+(``state: PORT_ACTIVE (4)``, ``active_mtu: 4096 (5)``).
 """
 
 from __future__ import annotations
@@ -77,84 +75,6 @@ def _mtu(value: str, tool: str) -> int:
     return int(first_number(value, tool, "active_mtu"))
 
 
-def parse_ibstat(text: str | bytes) -> list[IbDevice]:
-    """Parse ``ibstat`` (every CA, every port; TAB or space indentation)."""
-    tool = "ibstat"
-    devices: list[IbDevice] = []
-    device: dict[str, str] | None = None
-    ports: list[dict[str, str]] = []
-
-    def finish() -> None:
-        if device is not None:
-            devices.append(IbDevice(
-                name=device["name"], ca_type=device.get("CA type"), firmware=device.get("Firmware version"),
-                node_guid=device.get("Node GUID"), ports=tuple(_ibstat_port(device["name"], p) for p in ports),
-            ))
-
-    for line in require_text(text, tool):
-        if not line.strip():
-            continue
-        if ca := re.match(r"^CA '([^']+)'\s*$", line):
-            finish()
-            device, ports = {"name": ca.group(1)}, []
-            continue
-        pair = split_key_value(line)
-        if device is None or pair is None:
-            raise ParseError(tool, f"unexpected line {line.strip()[:80]!r}")
-        key, value = pair
-        if port := re.fullmatch(r"Port (\d+)", key):
-            ports.append({"port": port.group(1)})
-        elif ports:
-            ports[-1][key] = value
-        else:
-            device[key] = value
-    finish()
-    if not devices:
-        raise ParseError(tool, "no CA listed")
-    return devices
-
-
-def _ibstat_port(device: str, fields: dict[str, str]) -> IbPort:
-    tool = "ibstat"
-    if "State" not in fields:
-        raise ParseError(tool, f"{device} port {fields['port']}: no State line")
-    return IbPort(
-        device=device, port=int(fields["port"]), state=_state(fields["State"], tool),
-        phys_state=_phys_state(fields["Physical state"], tool) if "Physical state" in fields else None,
-        rate_gbps=first_number(fields["Rate"], tool, "Rate") if "Rate" in fields else None,  # "40 (FDR10)"
-        link_layer=fields.get("Link layer"),
-    )
-
-
-def parse_ibstatus(text: str | bytes) -> list[IbDevice]:
-    """Parse ``ibstatus`` (one block per device port; devices in the order printed)."""
-    tool = "ibstatus"
-    blocks: list[tuple[str, int, dict[str, str]]] = []
-    for line in require_text(text, tool):
-        if not line.strip():
-            continue
-        if head := re.match(r"^Infiniband device '([^']+)' port (\d+) status:\s*$", line):
-            blocks.append((head.group(1), int(head.group(2)), {}))
-            continue
-        pair = split_key_value(line)
-        if not blocks or pair is None:
-            raise ParseError(tool, f"unexpected line {line.strip()[:80]!r}")
-        blocks[-1][2][pair[0]] = pair[1]
-    if not blocks:
-        raise ParseError(tool, "no device listed")
-    ports: dict[str, list[IbPort]] = {}
-    for name, number, fields in blocks:
-        if "state" not in fields:
-            raise ParseError(tool, f"{name} port {number}: no state line")
-        ports.setdefault(name, []).append(IbPort(
-            device=name, port=number, state=_state(fields["state"], tool),
-            phys_state=_phys_state(fields["phys state"], tool) if "phys state" in fields else None,
-            rate_gbps=first_number(fields["rate"], tool, "rate") if "rate" in fields else None,
-            link_layer=fields.get("link_layer"),
-        ))
-    return [IbDevice(name=name, ports=tuple(device_ports)) for name, device_ports in ports.items()]
-
-
 def parse_ibv_devinfo(text: str | bytes) -> list[IbDevice]:
     """Parse ``ibv_devinfo`` / ``ibv_devinfo -d DEV`` (``-v`` adds lines that are read where known)."""
     tool = "ibv_devinfo"
@@ -200,25 +120,3 @@ def _devinfo_port(device: str, fields: dict[str, str]) -> IbPort:
         active_mtu=_mtu(fields["active_mtu"], tool) if "active_mtu" in fields else None,
         link_layer=fields.get("link_layer"),
     )
-
-
-def parse_ibv_devices(text: str | bytes) -> dict[str, str]:
-    """Parse ``ibv_devices``: device name -> node GUID."""
-    tool = "ibv_devices"
-    result: dict[str, str] = {}
-    seen_header = False
-    for line in require_text(text, tool):
-        words = line.split()
-        if not words:
-            continue
-        if words == ["device", "node", "GUID"]:
-            seen_header = True
-        elif all(set(word) == {"-"} for word in words):
-            continue
-        elif seen_header and len(words) == 2 and re.fullmatch(r"[0-9a-fA-F]{16}", words[1]):
-            result[words[0]] = words[1]
-        else:
-            raise ParseError(tool, f"unexpected line {line.strip()[:80]!r}")
-    if not seen_header:
-        raise ParseError(tool, "no 'device node GUID' header")
-    return result

@@ -1,10 +1,10 @@
-"""``nvidia-smi``: driver, GPUs, persistence and ECC (``-q -x``), NVLink (``nvlink --status``), CSV queries.
+"""``nvidia-smi``: driver, GPUs, persistence and ECC (``-q -x``), NVLink (``nvlink --status``).
 
 Formats read (recordings in tests/hostfacts/fixtures): ``nvidia-smi -q -x`` with DTD ``nvsmi_device_v11``
 (drivers 460.73.01 V100S, 510.47.03 P100, 515.105.01 T4) and ``nvsmi_device_v12`` (535.54.03 A100, whose
 ECC counters are ``sram_*``/``dram_*`` instead of ``single_bit``/``double_bit``); ``nvidia-smi nvlink
---status`` of a DGX-1 (410-era driver; newer drivers add ``(UUID: ...)`` and print ``<inactive>`` links);
-``nvidia-smi --query-gpu=... --format=csv`` (header with units, ``[N/A]`` values). From ``-q -x`` also the
+--status`` of a DGX-1 (410-era driver; newer drivers add ``(UUID: ...)`` and print ``<inactive>`` links).
+From ``-q -x`` also the
 health the acceptance checks read: the PCIe link, clock slowdown reasons (``clocks_throttle_reasons``
 before driver 530, ``clocks_event_reasons`` after), retired pages (Volta and older) and remapped rows
 (Ampere and later; "N/A" on the others).
@@ -12,10 +12,8 @@ before driver 530, ``clocks_event_reasons`` after), retired pages (Volta and old
 
 from __future__ import annotations
 
-import csv
 import re
 import xml.etree.ElementTree as ET
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from racfg.hostfacts.common import absent, optional_int, require_text
@@ -271,29 +269,6 @@ def parse_nvlink_status(text: str | bytes) -> list[NvlinkGpu]:
 
 _UNIT_RE = re.compile(r"\s*\[[^\]]*\]$")
 _FIELD_RE = re.compile(r"[a-z][a-z0-9_.]*")
-
-
-def parse_query_csv(text: str | bytes, fields: Sequence[str] | None = None) -> list[dict[str, str | None]]:
-    """Parse ``nvidia-smi --query-gpu=FIELDS --format=csv``: one dict per GPU, keyed by field name.
-
-    The header's units (``memory.used [MiB]``) are dropped from the keys; "[N/A]" values are None.
-    For ``--format=csv,noheader`` pass the queried ``fields`` in order.
-    """
-    rows = [row for row in csv.reader(require_text(text, TOOL), skipinitialspace=True) if "".join(row).strip()]
-    if fields is None:
-        header, rows = [_UNIT_RE.sub("", name.strip()) for name in rows[0]], rows[1:]
-        if not all(_FIELD_RE.fullmatch(name) for name in header):
-            raise ParseError(TOOL, f"--query-gpu csv: not a header of query fields: {', '.join(header)[:80]!r}")
-    else:
-        header = list(fields)
-    if not rows:
-        raise ParseError(TOOL, "--query-gpu csv: no GPU rows")
-    result: list[dict[str, str | None]] = []
-    for row in rows:
-        if len(row) != len(header):
-            raise ParseError(TOOL, f"--query-gpu csv: {len(row)} values for {len(header)} fields: {row!r:.80}")
-        result.append({name: None if absent(value) else value.strip() for name, value in zip(header, row, strict=True)})
-    return result
 
 
 def driver_branch(version: str) -> str:

@@ -65,13 +65,6 @@ def version_matches(installed: str, pin: str) -> bool:
     return have[: len(want)] == want
 
 
-def compare_versions(installed: str, pin: str) -> int:
-    """-1, 0, 1 as ``installed`` is older than, matches, or is newer than ``pin`` (pin's precision)."""
-    have, want = _components(installed), _components(pin)
-    head = have[: len(want)]
-    return (head > want) - (head < want)
-
-
 # --- MLNX_OFED distributions (on the controller) -----------------------------------------------
 # Mellanox names a distribution MLNX_OFED_LINUX-<release>-<os>-<arch> (directory, .tgz, .iso);
 # an unpacked one carries mlnxofedinstall and a .mlnx file. Deploy's preflight and the ofed

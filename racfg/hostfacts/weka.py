@@ -1,11 +1,11 @@
-"""WekaFS CLI: ``weka status`` (text and ``-J``), ``weka cluster host|container|drive``, ``weka fs``, ``weka local ps``.
+"""WekaFS CLI: ``weka status`` (text and ``-J``), ``weka cluster host|container|drive``, ``weka fs``.
 
 Validate needs: the cluster status is OK (not DEGRADED, no rebuild), every backend and drive is up,
 the file systems exist. Formats read (vendor docs and the weka-operator repo, see SOURCES.md):
 ``weka status`` of 3.7.2 (short), 4.0.0, 4.2.9 and 4.4.x (``17/21 backend containers UP``, no banner),
 ``weka status -J`` of 4.4.2; the space-aligned tables of ``weka cluster container`` (4.3.0 ``HOST ID``,
 4.3.2 ``CONTAINER ID``), ``weka cluster host -v`` (3.13.6), ``weka cluster host -b -v --output ...``,
-``weka cluster drive`` (4.2, 4.3.0) and ``weka local ps``; ``weka fs`` as the 4.x pipe table and the
+``weka cluster drive`` (4.2, 4.3.0); ``weka fs`` as the 4.x pipe table and the
 3.x boxed table whose headers wrap over two lines. Only fields these recordings show are read.
 """
 
@@ -181,30 +181,6 @@ def parse_cluster_drives(text: str | bytes) -> list[WekaDrive]:
         raise ParseError(TOOL, "cluster drive: expected DISK ID, UUID, HOSTNAME, SIZE, STATUS columns and rows")
     return [WekaDrive(disk_id=optional_int(row["disk id"], TOOL, "disk id") or 0, uuid=row["uuid"],
                       hostname=row["hostname"], size=row["size"], status=row["status"]) for row in rows]
-
-
-@dataclass(frozen=True)
-class WekaLocalContainer:
-    """A row of ``weka local ps``: the host's own containers (``Running`` and ``Ready`` when healthy)."""
-
-    name: str
-    state: str
-    status: str
-    version: str
-    disabled: bool
-
-    @property
-    def ready(self) -> bool:
-        return self.state == "Running" and self.status == "Ready" and not self.disabled
-
-
-def parse_local_ps(text: str | bytes) -> list[WekaLocalContainer]:
-    """Parse ``weka local ps``."""
-    rows = parse_table(text)
-    if not rows or not {"container", "state", "status", "version"} <= set(rows[0]):
-        raise ParseError(TOOL, "local ps: expected CONTAINER, STATE, STATUS, VERSION columns and rows")
-    return [WekaLocalContainer(name=row["container"], state=row["state"], status=row["status"],
-                               version=row["version"], disabled=row.get("disabled") == "True") for row in rows]
 
 
 # ---------------------------------------------------------------------------------------------- weka fs

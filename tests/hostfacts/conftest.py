@@ -21,5 +21,5 @@ def read_fixture(name: str) -> str:
 
 @pytest.fixture
 def read() -> Callable[[str], str]:
-    """``read("ibstat_....txt")``: a recording's text as the parser would get it from SSH."""
+    """``read("ibv_devinfo_....txt")``: a recording's text as the parser would get it from SSH."""
     return read_fixture

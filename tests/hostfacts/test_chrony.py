@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from racfg.hostfacts.chrony import parse_chronyc_tracking, parse_timedatectl_status
+from racfg.hostfacts.chrony import parse_chronyc_tracking
 
 
 @pytest.mark.parametrize(
@@ -34,22 +34,3 @@ def test_chronyc_tracking_not_synchronised(read):
     tracking = parse_chronyc_tracking(text)
     assert (tracking.reference_id, tracking.reference_name, tracking.stratum) == ("00000000", None, 0)
     assert not tracking.synchronised
-
-
-@pytest.mark.parametrize(
-    ("fixture", "synchronized", "service", "zone", "rtc_local"),
-    [
-        ("timedatectl-status_ubuntu-18.04_jc-fixture.txt", True, "yes", "Etc/UTC (UTC, +0000)", False),
-        ("timedatectl-status_rtc-local-warning_jc-fixture.txt", True, "active", "Europe/Athens (EET, +0200)", True),
-    ],
-)
-def test_timedatectl_status(read, fixture, synchronized, service, zone, rtc_local):
-    status = parse_timedatectl_status(read(fixture))
-    assert (status.synchronized, status.ntp_service, status.time_zone, status.rtc_in_local_tz) == (
-        synchronized, service, zone, rtc_local)
-
-
-def test_timedatectl_not_synchronized(read):
-    text = read("timedatectl-status_rtc-local-warning_jc-fixture.txt").replace(
-        "System clock synchronized: yes", "System clock synchronized: no")
-    assert parse_timedatectl_status(text).synchronized is False

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from racfg.hostfacts.ethtool import DriverInfo, parse_driver_info, parse_link_settings, parse_module_info
+from racfg.hostfacts.ethtool import DriverInfo, parse_driver_info, parse_link_settings
 
 
 @pytest.mark.parametrize(
@@ -35,12 +35,3 @@ def test_link_settings(read, fixture, interface, speed_mbps, duplex, link):
 
 def test_link_settings_gbps(read):
     assert parse_link_settings(read("ethtool_Mellanox-ConnectX-3-mlx4_40G_jc-fixture.txt")).speed_gbps == 40.0
-
-
-def test_module_info(read):
-    module = parse_module_info(read("ethtool-m_module-info_jc-fixture.txt"))
-    assert (module.identifier, module.vendor_name, module.vendor_pn) == ("0x03 (SFP)", "UbiquitiNetworks", "UDC-2")
-    assert module.transceiver_types[0] == "Infiniband: 1X Copper Passive"
-    assert len(module.transceiver_types) == 9
-    assert module.first("Length (Copper)") == "2m"
-    assert module.first("Vendor OUI") == "00:40:20"

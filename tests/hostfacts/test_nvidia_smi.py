@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from racfg.hostfacts import ParseError
-from racfg.hostfacts.nvidia_smi import EccErrors, driver_branch, parse_nvlink_status, parse_query_csv, parse_query_xml
+from racfg.hostfacts.nvidia_smi import EccErrors, driver_branch, parse_nvlink_status, parse_query_xml
 
 ZERO = EccErrors(0, 0, 0, 0)
 
@@ -57,21 +57,6 @@ def test_nvlink_status_counts_inactive_links_as_down(read):
     head, _, tail = text.rpartition("Link 5: 25.781 GB/s")
     gpus = parse_nvlink_status(head + "Link 5: <inactive>" + tail)
     assert (gpus[1].up, gpus[1].down, gpus[1].links[5]) == (5, 1, None)
-
-
-def test_query_csv_header_units_and_na(read):
-    rows = parse_query_csv(read("nvidia-smi_query-gpu_csv_Tesla-P100_netdata-testdata.csv"))
-    assert len(rows) == 1
-    assert rows[0]["name"] == "Tesla P100-PCIE-16GB"
-    assert rows[0]["uuid"] == "GPU-ef1b2c9b-38d8-2090-2bd1-f567a3eb42a6"
-    assert rows[0]["fan.speed"] is None  # [N/A]
-    assert (rows[0]["memory.free"], rows[0]["power.draw"], rows[0]["clocks.current.video"]) == ("16280", "28.16", "835")
-
-
-def test_query_csv_noheader_with_fields(read):
-    text = read("nvidia-smi_query-gpu_csv_Tesla-P100_netdata-testdata.csv").splitlines()[1]
-    fields = parse_query_csv(read("nvidia-smi_query-gpu_csv_Tesla-P100_netdata-testdata.csv"))[0].keys()
-    assert parse_query_csv(text, fields=list(fields))[0]["pstate"] == "P0"
 
 
 @pytest.mark.parametrize(("version", "branch"), [("418.67", "418"), ("460.73.01", "460"), ("535", "535")])

@@ -1,4 +1,4 @@
-"""weka CLI recordings (vendor docs and weka-operator): status text and JSON, cluster tables, fs, local ps."""
+"""weka CLI recordings (vendor docs and weka-operator): status text and JSON, cluster tables, fs."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ from racfg.hostfacts.weka import (
     parse_cluster_containers,
     parse_cluster_drives,
     parse_fs,
-    parse_local_ps,
     parse_status,
     parse_table,
 )
@@ -106,18 +105,3 @@ def test_cluster_process_table_blank_cells(read):
 )
 def test_fs(read, fixture, expected):
     assert [(fs.id, fs.name, fs.group, fs.ready) for fs in parse_fs(read(fixture))] == expected
-
-
-@pytest.mark.parametrize(
-    ("fixture", "expected"),
-    [
-        ("weka-local-ps_4.2.0.153_docs.txt", [("compute0", "4.2.0.153"), ("drives0", "4.2.0.153"),
-                                              ("frontend0", "4.2.0.153")]),
-        ("weka-local-ps_4.3.2-with-dataserv_docs.txt", [("compute0", "4.3.2"), ("dataserv0", "4.3.2"),
-                                                        ("drives0", "4.3.2"), ("frontend0", "4.3.2")]),
-    ],
-)
-def test_local_ps(read, fixture, expected):
-    containers = parse_local_ps(read(fixture))
-    assert [(c.name, c.version) for c in containers] == expected
-    assert all(c.ready for c in containers)

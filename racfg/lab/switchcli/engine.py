@@ -14,6 +14,7 @@ from racfg.catalog import IB_MTUS, IB_SPEEDS
 from racfg.lab.switchcli.errors import CliError
 from racfg.lab.switchcli.formats import eos_running_section, to_json
 from racfg.lab.switchcli.l3cli import RoutingCommands
+from racfg.lab.switchcli.pfccli import PfcCommands
 from racfg.lab.switchcli.platforms import PLATFORMS, TEXT_FORMS, Platform
 from racfg.lab.switchcli.state import SwitchConfig
 from racfg.lab.switchcli.switch import EmulatedSwitch
@@ -56,7 +57,7 @@ def _match(pattern: list[str], words: list[tuple[str, int]], line: str, exact: b
     return (args, i) if i == len(words) else ({}, -i - 1)
 
 
-class CliSession(RoutingCommands):
+class CliSession(RoutingCommands, PfcCommands):
     def __init__(self, switch: EmulatedSwitch) -> None:
         self.sw = switch
         self.p: Platform = PLATFORMS[switch.cfg.platform]
@@ -348,62 +349,6 @@ class CliSession(RoutingCommands):
         assert self.port is not None
         self.config.ports[self.port].admin_up = True
         return self._changed()
-
-    # --- PFC / RoCE ---------------------------------------------------------------------------
-    @staticmethod
-    def _prio(text: str) -> int:
-        if not text.isdigit() or not 0 <= int(text) <= 7:
-            raise CliError(f"% Invalid priority {text}. Valid range is 0-7.")
-        return int(text)
-
-    def do_pfc_global_on(self, args: dict[str, str]) -> str:
-        self.config.pfc = True
-        return ""
-
-    def do_pfc_global_off(self, args: dict[str, str]) -> str:
-        self.config.pfc = False
-        return ""
-
-    def do_pfc_prio_on(self, args: dict[str, str]) -> str:
-        prio = self._prio(args["prio"])
-        self.config.pfc_priorities = sorted({*self.config.pfc_priorities, prio})
-        return ""
-
-    def do_pfc_prio_off(self, args: dict[str, str]) -> str:
-        prio = self._prio(args["prio"])
-        self.config.pfc_priorities = [p for p in self.config.pfc_priorities if p != prio]
-        return ""
-
-    def do_roce_on(self, args: dict[str, str]) -> str:
-        self.config.roce = True
-        return ""
-
-    def do_roce_off(self, args: dict[str, str]) -> str:
-        self.config.roce = False
-        return ""
-
-    def do_pfc_port_on(self, args: dict[str, str]) -> str:
-        assert self.port is not None
-        self.config.ports[self.port].pfc = True
-        return ""
-
-    def do_pfc_port_off(self, args: dict[str, str]) -> str:
-        assert self.port is not None
-        self.config.ports[self.port].pfc = False
-        return ""
-
-    def do_pfc_port_prio_on(self, args: dict[str, str]) -> str:
-        assert self.port is not None
-        pc = self.config.ports[self.port]
-        pc.pfc_priorities = sorted({*pc.pfc_priorities, self._prio(args["prio"])})
-        return ""
-
-    def do_pfc_port_prio_off(self, args: dict[str, str]) -> str:
-        assert self.port is not None
-        pc = self.config.ports[self.port]
-        prio = self._prio(args["prio"])
-        pc.pfc_priorities = [p for p in pc.pfc_priorities if p != prio]
-        return ""
 
 
 def _as_text(data: object, indent: str = "") -> str:

@@ -6,12 +6,29 @@ without a strict majority no host is named and the split is reported once, on th
 
 from __future__ import annotations
 
+import shlex
+
 import pytest
 
 FIX = None
-# Reads sections the other modules declare (kernel: test_system; ofed_info: test_rdma; ip_addr and
-# ethtool_i: test_network; drive: test_storage; nvidia_smi: test_gpu) and runs nothing of its own.
-COMMANDS: dict[str, str] = {}
+
+
+def COMMANDS(hv, gv, sysctl_keys):
+    """What the compared attributes are read from. The same sections test_system (kernel), test_rdma
+    (ofed_info), test_network (ip_addr, ethtool_i), test_storage (drive) and test_gpu (nvidia_smi)
+    declare, named here too so this module run alone still reads them; each runs once per host, and
+    racfg.validate.probe.collect_commands refuses two modules naming one section with different commands."""
+    commands = {"kernel": "uname -r", "ofed_info": "ofed_info -s", "ip_addr": "ip -j addr show"}
+    for nic in hv.get("racfg_nics", []):
+        commands[f"ethtool_i:{nic['name']}"] = f"ethtool -i {shlex.quote(nic['name'])}"
+    if hv.get("racfg_role") == "storage":
+        for drive in hv.get("racfg_drives", []):
+            path = shlex.quote(drive["path"])
+            lsblk = f"lsblk -J -b -d -o NAME,PATH,TYPE,SIZE,MODEL,SERIAL {path}"
+            commands[f"drive:{drive['path']}"] = f"test -b {path} && {lsblk}"
+    if hv.get("racfg_role") == "dgx":
+        commands["nvidia_smi"] = "nvidia-smi -q -x"
+    return commands
 
 
 def _value(probe, attribute: str) -> str | None:

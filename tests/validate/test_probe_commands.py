@@ -19,7 +19,7 @@ from racfg.inventory import load_cluster
 from racfg.paths import validators_dir
 from racfg.render import write_rendered
 from racfg.validate.command import ValidateOptions, run_checks
-from racfg.validate.context import RenderedSite, ValidateContext
+from racfg.validate.context import ContextPlugin, RenderedSite, ValidateContext
 from racfg.validate.probe import collect_commands
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -59,6 +59,24 @@ def test_a_module_without_commands_is_refused_at_collection(tmp_path, capsys):
                         "-p", "no:cacheprovider", "--collect-only", "-q"])
     assert code == pytest.ExitCode.USAGE_ERROR
     assert "test_new.py: declares no COMMANDS" in capsys.readouterr().err
+
+
+def test_consistency_run_alone_reads_what_it_compares(tmp_path):
+    """``pytest validators/test_consistency.py`` by hand: its own declaration names the sections of its
+    peers' modules it compares (kernel, OFED, ip, ethtool -i, drives, nvidia-smi), as they run them."""
+    write_rendered(load_cluster(ROOT / "bench" / "pod64.yaml"), tmp_path)
+    site = RenderedSite.load(tmp_path)
+    ctx = ValidateContext(site, inventory_display="site.yaml")
+    vdir = validators_dir()
+    code = pytest.main([str(vdir / "test_consistency.py"), "-c", str(vdir / "pytest.ini"), "--rootdir", str(vdir),
+                        "-p", "no:cacheprovider", "--collect-only", "-q"], plugins=[ContextPlugin(ctx)])
+    assert code == pytest.ExitCode.OK and ctx.commands is not None
+    read = set()
+    for name in ctx.host_names:
+        alone = ctx.commands(ctx.host_vars(name), site.group_vars, [])
+        assert alone.items() <= BEFORE["bench/pod64.yaml"][name].items(), name
+        read |= {key.split(":")[0] for key in alone}
+    assert read == {"kernel", "ofed_info", "ip_addr", "ethtool_i", "drive", "nvidia_smi"}
 
 
 def test_two_modules_may_share_a_section_only_with_the_same_command():

@@ -58,11 +58,13 @@ def test_unreadable_holder_lines_are_kept_as_far_as_they_go():
     (True, 0, "ctl-b", 4242, None),  # another controller, heartbeat fresh: live
     (False, 0, "ctl-b", 4242, "its shell on h is gone"),
     (True, STALE_S + 1, "ctl-b", 4242, "no heartbeat from its controller"),
-    (True, 0, socket.gethostname(), os.getpid(), None),  # this controller, its pid alive
-    (True, 0, socket.gethostname(), 2**22 + 1, "on this controller is dead"),  # above pid_max: never alive
-])
+    (True, 0, "this", "this", None),  # this controller, its pid alive (the test's own, resolved below)
+    (True, 0, "this", 2**22 + 1, "on this controller is dead"),  # above pid_max: never alive
+], ids=["other-live", "shell-gone", "no-heartbeat", "here-alive", "here-dead"])  # ids the same on every worker
 def test_stale_when_the_shell_is_gone_the_heartbeat_stopped_or_the_local_pid_died(alive, silent, controller, pid,
                                                                                    stale):
+    controller = socket.gethostname() if controller == "this" else controller  # so xdist workers collect alike
+    pid = os.getpid() if pid == "this" else pid
     holder = Holder("h", 9, alive, silent, {**INFO, "controller": controller, "pid": pid})
     if stale is None:
         assert holder.stale_reason is None and "[stale" not in holder.describe()

@@ -257,17 +257,7 @@ class CliSession(RoutingCommands, PfcCommands):
 
     def do_interface_inline(self, args: dict[str, str]) -> str:
         """Onyx's one-line form: ``interface ethernet 1/1 mtu 9000 force`` from config mode."""
-        saved = (self.mode, self.port)
-        self.port, self.mode = self._port(args["port"]), "if"
-        try:
-            rest = args["rest"]
-            words = [(m.group(0), m.start()) for m in re.finditer(r"\S+", rest)]
-            action, sub = self._lookup(rest, words)
-            if action in ("exit", "logout"):
-                raise CliError(self.p.unknown_error.format(token=words[0][0], index=3))
-            return self._run(action, sub, "")
-        finally:
-            self.mode, self.port = saved
+        return self._inline("if", args["rest"], port=self._port(args["port"]))
 
     def _changed(self) -> str:
         if self.session is None and self.port is not None:

@@ -54,7 +54,8 @@ class RoutingCommands:
         return ""
 
     def _inline(self, mode: str, rest: str, **state: object) -> str:
-        """Onyx one-line forms (``router bgp 65001 neighbor ...``): run ``rest`` in ``mode`` and return."""
+        """Onyx one-line forms (``interface ethernet 1/1 mtu 9000 force``, ``router bgp 65001 neighbor ...``):
+        run ``rest`` in ``mode`` and return to the mode it was typed in."""
         saved = (self.mode, self.port, self.svi)
         self.mode = mode
         for key, value in state.items():

@@ -60,15 +60,12 @@ _MLNX_COMMON: list[tuple[tuple[str, ...], str, str]] = [
     (("if",), "no shutdown", "port_no_shutdown"),
 ]
 
-# Layer 3 (l3cli.py), Onyx's forms: one-line ``interface ...`` and ``router bgp ASN ...`` from config mode.
-_ONYX_L3: list[tuple[tuple[str, ...], str, str]] = [
+# Layer 3 (l3cli.py), what Onyx and EOS type alike; each platform's own forms follow.
+_L3_COMMON: list[tuple[tuple[str, ...], str, str]] = [
     (_ALL, "show ip bgp summary", "show:bgp_summary"),
     (_ALL, "show ip route", "show:routes"),
     (_CFG, "ip routing", "ip_routing_on"),
     (_CFG, "no ip routing", "ip_routing_off"),
-    (_CFG, "protocol bgp", "protocol_bgp"),
-    (_CFG, "no protocol bgp", "no_protocol_bgp"),
-    (_CFG, "vlan <vid> <rest...>", "vlan_inline"),
     (_CFG, "vlan <vid>", "vlan"),
     (("vlan",), "name <text...>", "vlan_name"),
     (("vlan",), "no name", "vlan_no_name"),
@@ -77,30 +74,38 @@ _ONYX_L3: list[tuple[tuple[str, ...], str, str]] = [
     (("if",), "no switchport access vlan", "port_no_access_vlan"),
     (("bgp",), "no router-id", "bgp_no_router_id"),
     (("bgp",), "no maximum-paths", "bgp_no_maximum_paths"),
-    (_CFG, "interface vlan <vid> <rest...>", "svi_inline"),
     (_CFG, "interface vlan <vid>", "svi"),
     (_CFG, "no interface vlan <vid>", "no_svi"),
-    (("if",), "no switchport [force]", "port_routed"),
     (("if",), "switchport access vlan <vid>", "port_access_vlan"),
-    (("if",), "switchport [force]", "port_switched"),
-    (_IFS, "ip address <addr> [primary]", "ip_address"),
-    (_IFS, "ip address <addr> <mask> [primary]", "ip_address"),
     (_IFS, "no ip address", "no_ip_address"),
-    (_CFG, "router bgp <asn> vrf default <rest...>", "bgp_inline"),
-    (_CFG, "router bgp <asn> vrf default", "router_bgp"),
-    (_CFG, "router bgp <asn> <rest...>", "bgp_inline"),
     (_CFG, "router bgp <asn>", "router_bgp"),
     (_CFG, "no router bgp <asn>", "no_router_bgp"),
-    (("bgp",), "router-id <id> [force]", "bgp_router_id"),
     (("bgp",), "neighbor <peer> remote-as <asn>", "bgp_neighbor"),
     (("bgp",), "no neighbor <peer>", "bgp_no_neighbor"),
     (("bgp",), "maximum-paths <n>", "bgp_maximum_paths"),
-    (("bgp",), "network <prefix> <len>", "bgp_network"),
     (("bgp",), "network <prefix>", "bgp_network"),
-    (("bgp",), "no network <prefix> <len>", "bgp_no_network"),
     (("bgp",), "no network <prefix>", "bgp_no_network"),
     (("bgp",), "redistribute connected", "bgp_redistribute_connected"),
     (("bgp",), "no redistribute connected", "bgp_no_redistribute_connected"),
+]
+
+# Onyx's own forms: one-line ``interface ...`` and ``router bgp ASN ...`` from config mode.
+_ONYX_L3: list[tuple[tuple[str, ...], str, str]] = [
+    *_L3_COMMON,
+    (_CFG, "protocol bgp", "protocol_bgp"),
+    (_CFG, "no protocol bgp", "no_protocol_bgp"),
+    (_CFG, "vlan <vid> <rest...>", "vlan_inline"),
+    (_CFG, "interface vlan <vid> <rest...>", "svi_inline"),
+    (("if",), "no switchport [force]", "port_routed"),
+    (("if",), "switchport [force]", "port_switched"),
+    (_IFS, "ip address <addr> [primary]", "ip_address"),
+    (_IFS, "ip address <addr> <mask> [primary]", "ip_address"),
+    (_CFG, "router bgp <asn> vrf default <rest...>", "bgp_inline"),
+    (_CFG, "router bgp <asn> vrf default", "router_bgp"),
+    (_CFG, "router bgp <asn> <rest...>", "bgp_inline"),
+    (("bgp",), "router-id <id> [force]", "bgp_router_id"),
+    (("bgp",), "network <prefix> <len>", "bgp_network"),
+    (("bgp",), "no network <prefix> <len>", "bgp_no_network"),
 ]
 
 ONYX = Platform(
@@ -167,36 +172,12 @@ MLNXOS_IB = Platform(
 
 # Layer 3 (l3cli.py), EOS's forms: sub-modes ``interface Vlan10`` and ``router bgp ASN``.
 _EOS_L3: list[tuple[tuple[str, ...], str, str]] = [
-    (_ALL, "show ip bgp summary", "show:bgp_summary"),
-    (_ALL, "show ip route", "show:routes"),
-    (_CFG, "ip routing", "ip_routing_on"),
-    (_CFG, "no ip routing", "ip_routing_off"),
-    (_CFG, "vlan <vid>", "vlan"),
-    (("vlan",), "name <text...>", "vlan_name"),
-    (("vlan",), "no name", "vlan_no_name"),
-    (("svi",), "mtu <mtu>", "svi_mtu"),
-    (("svi",), "no mtu", "svi_no_mtu"),
-    (("if",), "no switchport access vlan", "port_no_access_vlan"),
-    (("bgp",), "no router-id", "bgp_no_router_id"),
-    (("bgp",), "no maximum-paths", "bgp_no_maximum_paths"),
-    (_CFG, "interface vlan <vid>", "svi"),
-    (_CFG, "no interface vlan <vid>", "no_svi"),
+    *_L3_COMMON,
     (("if",), "no switchport", "port_routed"),
-    (("if",), "switchport access vlan <vid>", "port_access_vlan"),
     (("if",), "switchport", "port_switched"),
     (_IFS, "ip address <addr>", "ip_address"),
-    (_IFS, "no ip address", "no_ip_address"),
-    (_CFG, "router bgp <asn>", "router_bgp"),
-    (_CFG, "no router bgp <asn>", "no_router_bgp"),
     (("bgp",), "router-id <id>", "bgp_router_id"),
-    (("bgp",), "neighbor <peer> remote-as <asn>", "bgp_neighbor"),
-    (("bgp",), "no neighbor <peer>", "bgp_no_neighbor"),
     (("bgp",), "maximum-paths <n> ecmp <m>", "bgp_maximum_paths"),
-    (("bgp",), "maximum-paths <n>", "bgp_maximum_paths"),
-    (("bgp",), "network <prefix>", "bgp_network"),
-    (("bgp",), "no network <prefix>", "bgp_no_network"),
-    (("bgp",), "redistribute connected", "bgp_redistribute_connected"),
-    (("bgp",), "no redistribute connected", "bgp_no_redistribute_connected"),
 ]
 
 EOS = Platform(

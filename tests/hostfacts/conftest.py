@@ -1,7 +1,8 @@
 """Recorded host-tool output for the hostfacts parser tests.
 
-Every fixture is a byte-for-byte copy of a file in /work/shared/device-outputs/hosts (same file name;
-provenance in its SOURCES.md), except the lldpcli, ``ip -j`` and veth/bridge ethtool recordings, which
+Every fixture is a byte-for-byte copy of a file in the project's shared device outputs
+(``shared/device-outputs/hosts``, beside the checkout; same file name, provenance in its SOURCES.md),
+except the lldpcli, ``ip -j`` and veth/bridge ethtool recordings, which
 ``fixtures/capture_host_tools.sh`` recorded from the real tools in network namespaces on this machine.
 """
 

@@ -175,4 +175,4 @@ def test_cli_exec_and_status(lab: LabHandle) -> None:
     table = _racfg("lab", "status", str(lab.inventory)).stdout
     assert "cables" in table and "MTU host/switch" in table
     missing = _racfg("lab", "exec", "--site", lab.site, "nosuchnode", "--", "true")
-    assert missing.returncode == 2 and "has no node nosuchnode" in missing.stderr
+    assert missing.returncode == 2 and "lab exec: NODE nosuchnode: no such lab host or switch" in missing.stderr

@@ -169,24 +169,23 @@ def config_lines(name: str) -> list[str]:
     return lines
 
 
-def bgp(state: LabState, name: str):
+def _read(state: LabState, name: str, command: str, parser: str):
+    """``command`` on switch ``name`` (EOS's ``| json`` form), read by the product's parser of its platform."""
     conn = connect(state, name)
     try:
         if state.switches[name].platform == "eos":
-            return eos.parse_bgp_summary(conn.send_command("show ip bgp summary | json"))
-        return onyx.parse_bgp_summary(conn.send_command("show ip bgp summary"))
+            return getattr(eos, parser)(conn.send_command(f"{command} | json"))
+        return getattr(onyx, parser)(conn.send_command(command))
     finally:
         conn.disconnect()
+
+
+def bgp(state: LabState, name: str):
+    return _read(state, name, "show ip bgp summary", "parse_bgp_summary")
 
 
 def routes(state: LabState, name: str):
-    conn = connect(state, name)
-    try:
-        if state.switches[name].platform == "eos":
-            return eos.parse_routes(conn.send_command("show ip route | json"))
-        return onyx.parse_routes(conn.send_command("show ip route"))
-    finally:
-        conn.disconnect()
+    return _read(state, name, "show ip route", "parse_routes")
 
 
 def ping(src: str, dst: str) -> bool:

@@ -148,12 +148,10 @@ class Shaper:
     shares 16 MB between its ports, a 7368X's Tomahawk 3 64 MB, and one congested port can take
     most of it; see racfg.catalog), or 50 ms of line rate on a link slow enough that this is
     more. The lab scales rates down, not packet sizes nor TCP windows, so a buffer kept in time
-    (50 ms at 1 Gbit/s, 6 MB) would be smaller than the real one in what matters to TCP:
-    measured on this machine, 8 TCP flows into one 1 Gbit/s port (smoke's incast, storage hosts
-    sending to a client) peak at 3-7 MB of queue, and a 6 MB queue dropped now and then, which
-    the lab switch rightly counts as egress discards. On a 64-host lab of a 7368X, 16 storage
-    hosts into one port overran a 16 MB queue on 3 of 48 ports during smoke (40-156 discards),
-    which that switch's 64 MB buffer is there to absorb.
+    (50 ms at the lab's rate) would be smaller than the real one in what matters to TCP: an incast
+    of a few storage hosts into one client port (smoke's) queues megabytes whatever the rate, and a
+    queue of the scaled-down size drops where the real switch's buffer absorbs it, which the lab
+    switch would then count as egress discards the real fabric never has.
     """
 
     rate_bit: int

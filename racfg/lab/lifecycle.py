@@ -84,8 +84,6 @@ def _check_labbable(cluster: Cluster) -> None:
                 problems.append(f"{host.name} {nic.name}: interface names are at most 15 characters")
     if not cluster.hosts:
         problems.append("the inventory has no hosts")
-    if cluster.topology.design == "leaf-spine":  # until the lab's switches route (issue 37, the FRR step)
-        problems.append("the lab does not build leaf-spine sites yet: its switches do not route between leaves")
     if (served := mlnxofed.source_problem(cluster)) is not None:
         problems.append(served)
     if problems:
@@ -163,7 +161,7 @@ def _converge(state: LabState, cluster: Cluster, say: Progress) -> UpResult:
                 changed = changed or pid is not None
         if not lldpd.is_up(sw) and lldpd.start(sw, switches.switch_dir(directory, sw.name)) is not None:
             changed = True
-        if cluster.topology.routed and routed.start_routing_if_stopped(sw, switches.switch_dir(directory, sw.name)):
+        if routed.routes(cluster) and routed.start_routing_if_stopped(sw, switches.switch_dir(directory, sw.name)):
             changed = True
     _start_services(directory, cluster, say)
     if changed:
@@ -237,6 +235,7 @@ def _step_management(b: _Build) -> None:
 
 def _step_switches(b: _Build) -> None:
     assert b.state is not None
+    shares = switches.password_sources(b.cluster)
     for sw in b.cluster.switches.values():
         ns = names.netns(b.cluster.name, sw.name)
         b.state.switches[sw.name] = SwitchState(
@@ -244,7 +243,9 @@ def _step_switches(b: _Build) -> None:
         save_state(b.state)
         fabric.setup_switch_netns(ns)
         fabric.attach_mgmt(b.cluster.name, sw.name, ns, sw.spec.mgmt, b.prefixlen)
-        switches.ensure_password(switches.switch_dir(b.directory, sw.name))
+        same_as = shares.get(sw.name)
+        switches.ensure_password(switches.switch_dir(b.directory, sw.name),
+                                 switches.switch_dir(b.directory, same_as) / "password" if same_as else None)
 
 
 def _step_hosts(b: _Build) -> None:
@@ -313,7 +314,7 @@ def _step_switch_cli(b: _Build) -> None:
             "listen": sw.spec.mgmt, "ssh_port": 22, "username": sw.spec.credentials.username,
             "password_file": str(sdir / "password"), "state_dir": str(sdir), "netns": sws.netns,
             "ports": b.ports[sw.name], "os_version": sw.spec.os_version,
-            **(routed.start_routing(sws, sdir) if b.cluster.topology.routed else {}),
+            **routed.start_switch_routing(b.cluster, sws, sdir),
         })
         sws.pid = switches.start_cli(sws, sdir)
         save_state(b.state)

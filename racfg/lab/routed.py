@@ -16,7 +16,7 @@ from pathlib import Path
 
 from racfg.catalog import parse_port
 from racfg.inventory.cluster import Cluster
-from racfg.lab import frr, names
+from racfg.lab import frr, ibfabric, names
 from racfg.lab.fabric import FRESH_SWITCH_MTU, PORT_BUFFER_BYTES, lab_rate_mbit, port_buffer_bytes, set_rate
 from racfg.lab.netns import ip, link_exists
 from racfg.lab.state import SwitchState
@@ -41,6 +41,27 @@ def add_isl(a: IslEnd, b: IslEnd, rate_mbit: int) -> None:
         set_rate(end.netns, end.ifname, rate_mbit, end.buffer_bytes)
 
 
+def routes(cluster: Cluster) -> bool:
+    """The site's lab switches route: a leaf-spine Ethernet site, or the routed stand-in of an InfiniBand
+    two-tier one (racfg.lab.ibfabric)."""
+    return cluster.topology.routed or ibfabric.stands_in(cluster)
+
+
+def start_switch_routing(cluster: Cluster, switch: SwitchState, switch_dir: Path) -> dict[str, str]:
+    """``lab up``: start a switch's routing daemons where the site routes; what its cli.json adds. On an
+    InfiniBand stand-in bgpd starts with the lab's own config and the CLI is not told where FRR is (the
+    MLNX-OS CLI configures no routing; nothing may rewrite the lab's)."""
+    if cluster.topology.routed:
+        return start_routing(switch, switch_dir)
+    if ibfabric.stands_in(cluster):
+        config = ibfabric.plan(cluster)[switch.name].bgpd_config(switch.name)
+        directory = frr.frr_dir(switch_dir)
+        directory.mkdir(parents=True, exist_ok=True)
+        frrctl.conf_path(directory, "bgpd").write_text(config)
+        frr.start(switch.netns, switch_dir, switch.name)
+    return {}
+
+
 def start_routing(switch: SwitchState, switch_dir: Path) -> dict[str, str]:
     """Start the switch's routing daemons; returns what its cli.json adds (``frr_dir``)."""
     frr.start(switch.netns, switch_dir, switch.name)
@@ -55,12 +76,27 @@ def start_routing_if_stopped(switch: SwitchState, switch_dir: Path) -> bool:
     return True
 
 
+def run_spanning_tree(netns: str) -> None:
+    """Run the spanning tree on a switch's bridge, as a factory switch does on its switchports.
+
+    Why: until deploy makes them routed ports, a leaf-spine site's ISLs are switchports, and every
+    leaf-spine pair of links is a loop (leaf1 - spine1 - leaf2 - spine2 - leaf1): without a spanning
+    tree each broadcast circles for ever and the storm takes the machine's CPUs. Every loop passes
+    through a spine, so the spines' bridges alone break them (the leaves' bridges pass the BPDUs on),
+    and the leaves' host ports keep forwarding at once. 2 s is the kernel's shortest forward delay.
+    """
+    ip(netns, "link", "set", names.BRIDGE_IFNAME, "type", "bridge", "forward_delay", "200", "stp_state", "1")
+
+
 def cable_isls(cluster: Cluster, switches: dict[str, SwitchState], ports: dict[str, dict[str, dict]],
                scale_mbit_per_100g: int) -> int:
     """Cable every ISL of a routed leaf-spine site (``lab up``'s cables step) and add both ends to the
-    switches' cli.json port maps (``ports``: switch -> port -> entry). Returns how many were made."""
-    if not cluster.topology.routed:
+    switches' cli.json port maps (``ports``: switch -> port -> entry). Returns how many were made. An
+    InfiniBand two-tier site's ISLs become routed ports of the lab's stand-in at once (racfg.lab.ibfabric)."""
+    if not routes(cluster):
         return 0
+    for spine in sorted({isl.spine for isl in cluster.topology.isls}):
+        run_spanning_tree(switches[spine].netns)
     for isl in cluster.topology.isls:
         ends = [(isl.leaf, isl.leaf_port), (isl.spine, isl.spine_port)]
         made = []
@@ -73,4 +109,6 @@ def cable_isls(cluster: Cluster, switches: dict[str, SwitchState], ports: dict[s
                                  "peer_nic": peer_port,
                                  "lab_rate_mbit": lab_rate_mbit(isl.speed_gbps, scale_mbit_per_100g)}
         add_isl(made[0], made[1], lab_rate_mbit(isl.speed_gbps, scale_mbit_per_100g))
+    if ibfabric.stands_in(cluster):
+        ibfabric.configure(cluster, switches, cluster.topology.isl_mtu)
     return len(cluster.topology.isls)

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from racfg.inventory import Cluster
-from racfg.lab import mlnxofed
+from racfg.lab import ibfabric, mlnxofed
 
 # The variables the roles and validators read (documented in the roles' defaults).
 IPOIB_UNAVAILABLE = "fabric_ipoib_unavailable"  # reason IPoIB mode / IB port MTU cannot be set; "" on real hosts
@@ -25,6 +25,9 @@ RDMA_DEVICES_UNAVAILABLE = "ofed_rdma_devices_unavailable"  # why a fabric that 
 IPOIB_REASON = ("lab InfiniBand NICs are Ethernet stand-ins (veth): IPoIB mode and the IB port MTU cannot be set; "
                 "address, netdev MTU, routes and sysctls are applied")
 RDMA_DEVICES_REASON = "lab NICs are Ethernet stand-ins (veth): there is no RDMA device to find"
+IB_TWO_TIER_LINE = ("InfiniBand two-tier fabric (routed by a subnet manager) -> routed Ethernet: the ISLs as "
+                    "routed /31s of the lab's own, BGP with ECMP over the spines, each leaf announcing its hosts' "
+                    "/32s and answering ARP for the others (proxy ARP)")
 DRIVE_MODEL_REASON = "lab drives are loop devices and report no model: declared drive models are not checked"
 
 
@@ -58,6 +61,8 @@ def inventory_substitutions(cluster: Cluster) -> Substitutions:
         subs.lines.append("InfiniBand NICs -> Ethernet stand-ins: IPoIB mode and the IB port MTU are skipped with "
                           "that reason; address, netdev MTU, routes and sysctls apply")
         subs.host_vars[IPOIB_UNAVAILABLE] = IPOIB_REASON
+    if ibfabric.stands_in(cluster):
+        subs.lines.append(IB_TWO_TIER_LINE)
     if cluster.fabric.type == "infiniband" or cluster.fabric.roce:
         subs.host_vars[RDMA_DEVICES_UNAVAILABLE] = RDMA_DEVICES_REASON
     return subs

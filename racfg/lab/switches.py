@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from racfg.errors import CannotRunError
+from racfg.inventory.cluster import Cluster
 from racfg.lab.machines import _children, _tail, is_running, ssh_banner, terminate
 from racfg.lab.sh import log
 from racfg.lab.state import SwitchState
@@ -32,15 +33,32 @@ def switch_dir(site_dir: Path, switch: str) -> Path:
     return site_dir / "switches" / switch
 
 
-def ensure_password(directory: Path) -> Path:
-    """One random password per lab switch, mode 0600, kept for the life of the lab."""
+def ensure_password(directory: Path, same_as: Path | None = None) -> Path:
+    """One random password per lab switch, mode 0600, kept for the life of the lab; with ``same_as``
+    (another switch's password file) that switch's password instead, see password_sources."""
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / "password"
     if not path.exists():
+        text = same_as.read_text() if same_as is not None else secrets.token_urlsafe(18) + "\n"
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         with os.fdopen(fd, "w") as handle:
-            handle.write(secrets.token_urlsafe(18) + "\n")
+            handle.write(text)
     return path
+
+
+def password_sources(cluster: Cluster) -> dict[str, str]:
+    """Switch -> the earlier switch whose lab password it shares: those whose credentials name the same
+    ``password_env``. An operator's site has one password behind one variable; in the lab each switch
+    draws its own, so without this one variable could open only one switch of such an inventory."""
+    first: dict[str, str] = {}
+    shared: dict[str, str] = {}
+    for name, switch in cluster.switches.items():
+        var = switch.spec.credentials.password_env
+        if var and var in first:
+            shared[name] = first[var]
+        elif var:
+            first[var] = name
+    return shared
 
 
 EAPI_PORT = 443  # EOS switches also serve eAPI (HTTPS) on their management address, as real ones do

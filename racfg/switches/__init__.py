@@ -39,11 +39,11 @@ def __getattr__(name: str) -> Any:
 
 
 def read_facts(target: SwitchTarget) -> SwitchFacts:
-    """Interfaces, PFC, version and LLDP of one switch, in one SSH session."""
+    """Interfaces, PFC, version, LLDP and (where it routes) BGP and routes of one switch, in one SSH session."""
     from racfg.switches.session import SwitchSession
 
     with SwitchSession(target) as session:
-        return session.facts()
+        return session.facts(routing=True)
 
 
 __all__ = [*sorted(_EXPORTS), "read_facts"]

@@ -6,6 +6,7 @@ has to teach racfg how to read its show commands.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -58,6 +59,11 @@ class ConfigLine:
     line: str
 
 
+def has_bgp_process(lines: Iterable[ConfigLine]) -> bool:
+    """Whether routing settings of a running config hold a BGP process."""
+    return any(line.key == "router bgp" or (line.context or "").startswith("router bgp ") for line in lines)
+
+
 @dataclass
 class SwitchFacts:
     """Everything racfg reads from one switch in one pass."""
@@ -71,6 +77,12 @@ class SwitchFacts:
     config_saved: bool | None = None  # running config == startup; None where the platform cannot tell
     # The routing settings of the running config (routed ports, VLANs, BGP); None: not read.
     config_lines: tuple[ConfigLine, ...] | None = None
+    # The fabric's routing state, read only from a switch whose running config has a BGP process
+    # (SwitchSession.facts(routing=True)); None: not read, with the reason in routing_error where
+    # the switch routes but its BGP or route table could not be read.
+    bgp: BgpFacts | None = None
+    routes: RouteFacts | None = None
+    routing_error: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -90,7 +102,16 @@ class SwitchFacts:
             config_saved=data.get("config_saved"),
             config_lines=None if data.get("config_lines") is None
             else tuple(ConfigLine(**c) for c in data["config_lines"]),
+            bgp=None if data.get("bgp") is None else BgpFacts.from_dict(data["bgp"]),
+            routes=None if data.get("routes") is None else RouteFacts.from_dict(data["routes"]),
+            routing_error=data.get("routing_error"),
         )
+
+    @property
+    def routes_traffic(self) -> bool:
+        """Whether the running config holds a BGP process: the switch routes, so its BGP and route
+        tables are part of its facts (a switch with none prints an error for them, not an empty table)."""
+        return has_bgp_process(self.config_lines or ())
 
 
 # --- Routed fabrics (leaf-spine): what the BGP and route parsers of every platform produce. ---

@@ -43,7 +43,10 @@ class Change(NamedTuple):
     undo: str | None
     what: str
 
-_OWNED = ("neighbor ", "network ")  # list settings of racfg's BGP process: extra items are removed
+# Settings of racfg's BGP process that it owns alone: configured ones the intent does not hold are removed
+# (list items not in the intent; maximum-paths when the intent is the platforms' default of one path,
+# which a running config does not print).
+_OWNED = ("neighbor ", "network ", "maximum-paths")
 
 
 @dataclass(frozen=True)
@@ -86,8 +89,9 @@ def wanted_settings(driver: SwitchDriver, intended: IntendedSwitch) -> list[Sett
         out += [_setting(driver.context(port), f"switchport access vlan {vlan.vlan}", "no switchport access vlan")
                 for port in vlan.ports]
     bgp = driver.bgp_context(routing.asn)
-    out += [_setting(bgp, driver.router_id(routing.router_id), "no router-id"),
-            _setting(bgp, driver.maximum_paths(routing.maximum_paths), "no maximum-paths")]
+    out.append(_setting(bgp, driver.router_id(routing.router_id), "no router-id"))
+    if routing.maximum_paths > 1:
+        out.append(_setting(bgp, driver.maximum_paths(routing.maximum_paths), "no maximum-paths"))
     out += [_setting(bgp, f"neighbor {address} remote-as {asn}", f"no neighbor {address}")
             for address, asn in routing.neighbors]
     out += [_setting(bgp, driver.network(vlan.subnet), f"no {driver.network(vlan.subnet)}") for vlan in routing.vlans]
@@ -120,8 +124,8 @@ def plan_routed(driver: SwitchDriver, intended: IntendedSwitch, have: tuple[Conf
         if extra.key == "router bgp":  # its settings go with it; undo cannot rebuild them
             changes.append(Change(None, f"no {extra.line}", None, f"BGP process {extra.line!r} removed"))
         else:
-            changes.append(Change(extra.context, f"no {extra.key}" if extra.key.startswith("neighbor") else
-                                  f"no {extra.line}", extra.line, f"{extra.context}: {extra.line!r} removed"))
+            undo = f"no {extra.key}" if extra.key.startswith(("neighbor", "maximum-paths")) else f"no {extra.line}"
+            changes.append(Change(extra.context, undo, extra.line, f"{extra.context}: {extra.line!r} removed"))
     for want in wanted_settings(driver, intended):
         old = now.get((want.context, want.key))
         if old == want.line:

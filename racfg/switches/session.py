@@ -5,12 +5,16 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
+
+from netmiko.exceptions import NetmikoAuthenticationException, NetmikoTimeoutException
+from paramiko.ssh_exception import SSHException
 
 from racfg.switches.drivers import SwitchDriver, get_driver
 from racfg.switches.errors import SwitchAuthError, SwitchConfigError, SwitchUnreachable
 from racfg.switches.facts import SwitchFacts
+from racfg.switches.parsers.common import ParseError
 
 logging.getLogger("paramiko").setLevel(logging.CRITICAL)
 
@@ -54,8 +58,6 @@ class SwitchSession:
         self.close()
 
     def open(self) -> None:
-        from netmiko.exceptions import NetmikoAuthenticationException, NetmikoTimeoutException
-        from paramiko.ssh_exception import SSHException
 
         t = self.target
         try:
@@ -93,8 +95,18 @@ class SwitchSession:
     def raw_facts(self) -> dict[str, str]:
         return {key: self.show(cmd) for key, cmd in self.driver.show.items()}
 
-    def facts(self) -> SwitchFacts:
-        return self.driver.facts_from_raw(self.target.name, self.raw_facts())
+    def facts(self, routing: bool = False) -> SwitchFacts:
+        """The switch's facts; with ``routing``, also its BGP and route tables where it routes (what
+        validate and drift compare; apply plans from the config and does not need them)."""
+        facts = self.driver.facts_from_raw(self.target.name, self.raw_facts())
+        commands = self.driver.routing_commands(facts) if routing else {}
+        if not commands:
+            return facts
+        try:
+            return self.driver.with_routing(facts, {key: self.show(cmd) for key, cmd in commands.items()})
+        except (SwitchConfigError, ParseError) as exc:
+            # The ports and config were read: a routing table that cannot be is said, not fatal to them.
+            return replace(facts, routing_error=str(exc))
 
     def send_line(self, line: str, expect: str) -> str:
         """Type one config line and wait for the prompt ``expect``; returns what the switch printed."""

@@ -38,7 +38,7 @@ T = TypeVar("T")
 
 @pytest.fixture(scope="module")
 def dlab() -> Iterator[testing.LabHandle]:
-    with testing.running_lab(INVENTORY, fresh=True) as handle:
+    with testing.running_lab(INVENTORY) as handle:
         yield handle
 
 

@@ -27,7 +27,7 @@ SITE = load_cluster(POD).name
 
 
 def test_pod_of_64_hosts_boots_answers_ssh_and_leaves_nothing() -> None:
-    with running_lab(POD, fresh=True) as lab:
+    with running_lab(POD) as lab:
         state = lab.state
         assert (len(state.hosts), len(state.switches), len(state.cables)) == (64, 1, 64)
         needed = limits.shortfalls(0, 0, limits.measure_usage(), limits.Sysctls())

@@ -14,6 +14,7 @@ Own site ``labroute`` (management 198.18.78.0/24), always torn down. Every wait 
 from __future__ import annotations
 
 import ipaddress
+import json
 import subprocess
 import time
 from collections.abc import Callable, Iterator
@@ -250,7 +251,7 @@ def test_lab_down_leaves_no_frr_process_or_file(fabric_lab):
     assert all(len(pids) == 2 for pids in running), running
     teardown_site(SITE)
     assert leftovers(SITE) == []
-    assert frr.stray_pids(lab_root()) == []
+    assert frr.stray_pids(directory) == []  # this site's: other workers' sites may be routing now
     assert not directory.exists()
     assert not any(Path(lab_root()).glob(f"{SITE}/**/frr"))
 
@@ -258,17 +259,20 @@ def test_lab_down_leaves_no_frr_process_or_file(fabric_lab):
 LEAFSPINE = Path(__file__).with_name("leafspine.yaml")
 
 
-def test_lab_up_of_a_leaf_spine_site_runs_frr_per_switch_and_lab_down_removes_it(monkeypatch):
+def _bridge_port_states(netns: str) -> dict[str, str]:
+    """The spanning-tree state of each port of a lab switch's bridge."""
+    out = subprocess.run(["ip", "-n", netns, "-j", "-d", "link", "show", "master", names.BRIDGE_IFNAME],
+                         capture_output=True, text=True, check=True).stdout
+    return {link["ifname"]: link["linkinfo"]["info_slave_data"]["state"] for link in json.loads(out)}
+
+
+def test_lab_up_of_a_leaf_spine_site_runs_frr_per_switch_and_lab_down_removes_it():
     """``lab up`` of a leaf-spine inventory: every ISL a shaped veth between the two switches, the
     routing daemons in every switch namespace; a second up changes nothing; a daemon that died is
-    restarted by the next up; ``lab down`` leaves no daemon, file or namespace.
-
-    ``lab up`` still refuses leaf-spine sites for users (lifecycle._check_labbable) until the host
-    side of issue 37 (the hosts' gateway routes) lands; this builds one past that refusal only."""
+    restarted by the next up; the spines, whose credentials name one password variable, share one
+    password; ``lab down`` leaves no daemon, file or namespace."""
     from racfg.inventory import load_cluster
     from racfg.lab import lifecycle
-
-    monkeypatch.setattr(lifecycle, "_check_labbable", lambda cluster: None)
 
     cluster = load_cluster(LEAFSPINE)
     lifecycle.down(LEAFSPINE)
@@ -283,7 +287,15 @@ def test_lab_up_of_a_leaf_spine_site_runs_frr_per_switch_and_lab_down_removes_it
             ifname = names.switch_port_ifname(parse_port(leaf.platform, isl.leaf_port, leaf.model).index, None)
             assert fabric.read_rate_mbit(ns, ifname) == fabric.lab_rate_mbit(isl.speed_gbps,
                                                                                fabric.DEFAULT_SCALE_MBIT_PER_100G)
+        # before deploy the ISLs are switchports and the links form a loop: the spines' spanning tree
+        # blocks a port of it (without one, broadcasts circle for ever and starve the machine)
+        until(lambda: [_bridge_port_states(names.netns(cluster.name, s)) for s in ("lsspine1", "lsspine2")],
+              lambda states: any("blocking" in st.values() for st in states), "a spine blocking the ISL loop")
         assert not lifecycle.up(LEAFSPINE).changed
+        # the spines' credentials name one password variable: one password opens both, as on a site
+        password = {name: (switches.switch_dir(directory, name) / "password").read_text() for name in cluster.switches}
+        assert password["lsspine1"] == password["lsspine2"]
+        assert len({password["lsleaf1"], password["lsleaf2"], password["lsspine1"]}) == 3
         spine = switches.switch_dir(directory, "lsspine1")
         bgpd = int((frr.frr_dir(spine) / "bgpd.pid").read_text())
         subprocess.run(["kill", str(bgpd)], check=True)
@@ -293,5 +305,5 @@ def test_lab_up_of_a_leaf_spine_site_runs_frr_per_switch_and_lab_down_removes_it
     finally:
         lifecycle.down(LEAFSPINE)
     assert leftovers(cluster.name) == []
-    assert frr.stray_pids(lab_root()) == []
+    assert frr.stray_pids(site_dir(cluster.name)) == []  # this site's, not other workers'
     assert not site_dir(cluster.name).exists()

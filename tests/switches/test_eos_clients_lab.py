@@ -43,7 +43,7 @@ LLDP_DEADLINE_S = 60.0
 
 @pytest.fixture(scope="module")
 def lab() -> Iterator[testing.LabHandle]:
-    with testing.running_lab(INVENTORY, fresh=True) as handle:
+    with testing.running_lab(INVENTORY) as handle:
         yield handle
 
 

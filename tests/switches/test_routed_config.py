@@ -145,7 +145,7 @@ def test_bgp_under_another_asn_is_removed_first() -> None:
     running = driver.render(want).replace("router bgp 65100", "router bgp 65000")
     changes = driver.plan(want, facts_from_text("eos", want, running))
     assert changes[0].line == "no router bgp 65000" and changes[0].context is None
-    assert [c.line for c in changes[1:]] == ["router-id 10.0.0.1", "maximum-paths 1 ecmp 1",
+    assert [c.line for c in changes[1:]] == ["router-id 10.0.0.1",
                                              "neighbor 10.255.0.1 remote-as 65101",
                                              "neighbor 10.255.0.5 remote-as 65102"]
 
@@ -271,7 +271,7 @@ def test_examples_switches_route_from_their_inventory(example: str, leaf: str, s
         assert want.routing is not None and want.routing.routed_ports
         for isl in want.routing.routed_ports:
             port = want.ports[isl.port]
-            assert port.admin_up and port.mtu == 9216 and ":" in port.description
+            assert port.admin_up and port.mtu == cluster.fabric.effective_isl_mtu and ":" in port.description
         assert routing is not None
         assert {p.port for p in want.routing.routed_ports} == {i["port"] for i in routing["isls"]}
     leaf_routing = intended_for(cluster, leaf).routing
@@ -314,3 +314,19 @@ def test_onyx_rejected_routing_line_undoes_what_was_applied() -> None:
     assert typed_undo[:2] == ["router bgp 65101 vrf default", "no neighbor 10.255.0.0"]
     assert "no protocol bgp" in typed_undo and "no ip address" in typed_undo
     assert "were undone: running config unchanged" in str(caught.value)
+
+
+@pytest.mark.parametrize("platform", ["eos", "onyx"])
+def test_one_path_is_the_default_a_configured_maximum_paths_is_removed(platform: str) -> None:
+    """A spine with one link per leaf wants one path: the platforms' default, which no running config
+    prints, so racfg types no line for it and removes a maximum-paths someone configured."""
+    want = intended(platform, "spine")
+    driver = get_driver(platform)
+    rendered = driver.render(want)
+    assert "maximum-paths" not in rendered
+    bgp = driver.bgp_context(want.routing.asn)
+    running = (rendered + f"{bgp} {driver.maximum_paths(4)}\n" if platform == "onyx"
+               else rendered.replace(f"{bgp}\n", f"{bgp}\n   {driver.maximum_paths(4)}\n", 1))
+    changes = driver.plan(want, facts_from_text(platform, want, running))
+    assert [(c.context, c.line) for c in changes] == [(bgp, "no maximum-paths")]
+    assert driver.plan(want, facts_from_text(platform, want, rendered)) == []

@@ -57,7 +57,7 @@ CABLED = {"swonyx": ["1/1", "1/2"], "sweos": ["Ethernet1/1", "Ethernet1/2"]}
 
 def _lab(inventory: Path) -> Iterator[testing.LabHandle]:
     # fresh: no switch startup config left from an earlier run
-    with testing.running_lab(inventory, fresh=True) as handle:
+    with testing.running_lab(inventory) as handle:
         yield handle
 
 

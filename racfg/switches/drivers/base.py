@@ -14,9 +14,10 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
+from netmiko import ConnectHandler
 
 from racfg.switches import routed
-from racfg.switches.facts import ConfigLine, PfcFacts, PortFacts, SwitchFacts
+from racfg.switches.facts import BgpFacts, ConfigLine, PfcFacts, PortFacts, RouteFacts, SwitchFacts
 from racfg.switches.intent import IntendedSwitch
 from racfg.switches.parsers import running
 from racfg.switches.ports import device_port, interface_command, port_sort_key
@@ -45,6 +46,9 @@ class SwitchDriver:
     device_type: str = ""  # netmiko driver
     template: str = ""
     show: dict[str, str] = {}  # facts name -> show command
+    # A routing switch's state (read after ``show`` where the running config has a BGP process):
+    # "bgp" -> the BGP summary, "routes" -> the IPv4 route table; empty: the platform does not route.
+    routing_show: dict[str, str] = {}
     config_command: str = "configure terminal"
     config_prompt: str = r"\(config[^)]*\) ?#\s*$"
     enable_prompt: str = r"#\s*$"
@@ -55,6 +59,8 @@ class SwitchDriver:
     parse_interfaces: Callable[..., dict[str, PortFacts]]
     parse_version: Callable[..., str]
     parse_lldp: Callable[..., dict[str, Any]]
+    parse_bgp: Callable[[str], BgpFacts]
+    parse_routes: Callable[[str], RouteFacts]
     # The routing settings of ``show["running"]`` (EOS's nested layout unless the platform says otherwise)
     parse_config_lines: Callable[[str], tuple[ConfigLine, ...]] = staticmethod(running.parse_nested)
     # Routed fabrics: global lines a routing switch needs; whether an interface's address must be removed
@@ -65,8 +71,6 @@ class SwitchDriver:
     # --- session ----------------------------------------------------------------------------
     def open_connection(self, **params: Any) -> Any:
         """A logged-in netmiko connection of this platform's ``device_type``."""
-        from netmiko import ConnectHandler
-
         return ConnectHandler(device_type=self.device_type, **params)
 
     # --- syntax -----------------------------------------------------------------------------
@@ -150,6 +154,18 @@ class SwitchDriver:
     def parse_saved(self, text: str) -> bool | None:
         """Whether the running config is saved, from ``show["saved"]``'s output (None: cannot tell)."""
         return None
+
+    def routing_commands(self, facts: SwitchFacts) -> dict[str, str]:
+        """The routing show commands to read next on this switch: none unless the platform routes and
+        the running config (already in ``facts``) holds a BGP process."""
+        return dict(self.routing_show) if facts.routes_traffic else {}
+
+    def with_routing(self, facts: SwitchFacts, raw: dict[str, str]) -> SwitchFacts:
+        """``facts`` with the BGP and route tables parsed from the outputs of ``routing_show``."""
+        from dataclasses import replace
+
+        return replace(facts, bgp=self.parse_bgp(raw["bgp"]) if "bgp" in raw else None,
+                       routes=self.parse_routes(raw["routes"]) if "routes" in raw else None)
 
     # --- plan -------------------------------------------------------------------------------
     def plan(self, intended: IntendedSwitch, facts: SwitchFacts) -> list[Change]:

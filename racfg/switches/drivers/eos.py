@@ -3,8 +3,10 @@ pushed through a config session so they are atomic and their diff is the switch'
 
 from __future__ import annotations
 
+import time
+
 from racfg.switches.drivers.base import Change, SwitchDriver
-from racfg.switches.facts import PfcFacts
+from racfg.switches.facts import BgpFacts, PfcFacts
 from racfg.switches.parsers import eos
 from racfg.switches.ports import port_sort_key
 
@@ -21,12 +23,18 @@ class EosDriver(SwitchDriver):
         "saved": "show running-config diffs",
         "running": "show running-config",  # routing settings (routed ISLs, VLAN interfaces, BGP)
     }
+    routing_show = {"bgp": "show ip bgp summary | json", "routes": "show ip route | json"}
     config_prompt = r"\(config[^)]*\)#\s*$"
     save_command = "write memory"
     flat_config = False
     parse_interfaces = staticmethod(eos.parse_interfaces)
     parse_version = staticmethod(eos.parse_version)
     parse_lldp = staticmethod(eos.parse_lldp)
+    parse_routes = staticmethod(eos.parse_routes)
+
+    def parse_bgp(self, raw: str) -> BgpFacts:
+        """EOS gives the epoch of each session's last change; the uptime is counted from now."""
+        return eos.parse_bgp_summary(raw, now=time.time())
 
     def parse_saved(self, text: str) -> bool | None:
         """``show running-config diffs`` prints nothing when running equals startup."""

@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from netmiko.mellanox.mellanox_mlnxos_ssh import MellanoxMlnxosSSH
+
 from racfg.catalog import IB_MTUS, ib_speed_name
 from racfg.switches.drivers.base import Change, SwitchDriver
 from racfg.switches.facts import PfcFacts
@@ -36,8 +38,6 @@ class MellanoxDriver(SwitchDriver):
         IOS-XR), and every switch read logs in. bench/switch_login.py measures it against netmiko's
         driver as shipped. Everything else (prompts, enable, paging, config mode, save) is netmiko's.
         """
-        from netmiko.mellanox.mellanox_mlnxos_ssh import MellanoxMlnxosSSH
-
         prompt = self.login_prompt
 
         class MlnxosConnection(MellanoxMlnxosSSH):
@@ -65,9 +65,12 @@ class OnyxDriver(MellanoxDriver):
         "running": "show running-config",
         "saved": "show configuration files",
     }
+    routing_show = {"bgp": "show ip bgp summary", "routes": "show ip route"}  # text: Onyx has no json-print of them
     parse_interfaces = staticmethod(onyx.parse_interfaces)
     parse_version = staticmethod(onyx.parse_version)
     parse_lldp = staticmethod(onyx.parse_lldp)
+    parse_bgp = staticmethod(onyx.parse_bgp_summary)
+    parse_routes = staticmethod(onyx.parse_routes)
     routing_globals = ("protocol bgp",)  # Onyx routes by default; BGP is a protocol to enable first
     readdress_needs_removal = True
 

@@ -126,8 +126,8 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if not _applies(metafunc, ctx.site.group_vars):
         hosts = []
     subjects: list[Subject] | None = None
-    name = next((f for f in ("node", "nic", "drive", "sysctl", "package", "attribute", "switch", "port")
-                 if f in metafunc.fixturenames), None)
+    name = next((f for f in ("node", "nic", "drive", "sysctl", "package", "attribute", "switch", "port", "route",
+                             "source_route") if f in metafunc.fixturenames), None)
     if name == "node":
         subjects = [HostSubject(n, role=hv.get("racfg_role", ""), vars=hv) for n, hv in hosts]
     elif name == "nic":
@@ -144,6 +144,8 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     elif name == "attribute":
         subjects = [SettingSubject(n, attr, role=hv.get("racfg_role", "")) for n, hv in hosts
                     for attr, attr_roles in CONSISTENT.items() if hv.get("racfg_role") in attr_roles]
+    elif name in ("route", "source_route"):  # leaf-spine hosts: racfg_routing (racfg.render.routing)
+        subjects = _routes(hosts, sources=name == "source_route")
     elif name == "switch":
         subjects = [SwitchSubject(s, vars=ctx.site.switches[s]) for s in ctx.switch_names]
     elif name == "port":
@@ -151,6 +153,15 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
                     for p in ctx.site.switches[s].get("racfg_switch_ports", [])]
     if name is not None and subjects is not None:
         metafunc.parametrize(name, subjects, ids=[s.label or s.target for s in subjects])
+
+
+def _routes(hosts: list[tuple[str, dict]], sources: bool) -> list[Subject]:
+    """One subject per route to a data network (``data0:10.0.0.0/16``), or per NIC with a source-routing
+    table (``data1:table 102``); none on a site whose hosts are not routed."""
+    routes = [(n, r) for n, hv in hosts for r in (hv.get("racfg_routing") or {}).get("routes", [])]
+    if sources:
+        return [SettingSubject(n, f"{r['nic']}:table {r['table']}", value=r) for n, r in routes if r.get("table")]
+    return [SettingSubject(n, f"{r['nic']}:{to}", value={**r, "to": to}) for n, r in routes for to in r["to"]]
 
 
 def _subject(request: pytest.FixtureRequest) -> Subject:

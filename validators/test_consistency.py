@@ -82,6 +82,11 @@ def _intent(attribute: str, hv: dict, gv: dict) -> tuple[str | None, str]:
     if attribute == "drives":
         drives = hv.get("racfg_drives", [])
         models = sorted({d.get("model") for d in drives})
+        from racfg.validate.expectations import drive_models_unchecked
+
+        unchecked = drive_models_unchecked(hv)
+        if drives and unchecked is not None:
+            return f"{len(drives)} x", f"drives[] count (models not checked: {unchecked})"
         if drives and None not in models:
             return f"{len(drives)} x {', '.join(models)}", "drives[].model"
     if attribute == "gpu_driver" and gv.get("racfg_nvidia_driver"):
@@ -92,6 +97,8 @@ def _intent(attribute: str, hv: dict, gv: dict) -> tuple[str | None, str]:
 def _matches(attribute: str, want: str, have: str) -> bool:
     if attribute in ("ofed", "gpu_driver") and want != "inbox":
         return want in have  # a pin names a release (5.8-3.0.7.0, 535): the reading holds it
+    if attribute == "drives" and want.endswith(" x"):  # the count alone ("6 x"): models not checked
+        return have.startswith(want + " ")
     return want.lower() == have.lower()
 
 

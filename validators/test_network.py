@@ -1,4 +1,6 @@
-"""Every data NIC: present, carrier up, MTU, IPv4 address/prefix, speed, driver and firmware."""
+"""Every data NIC: present, carrier up, MTU, IPv4 address/prefix, speed, driver and firmware; on a
+leaf-spine site each NIC's route to the data networks via its leaf's gateway and, on a host with NICs on
+several leaves, its source-routing table and rule (racfg.render.routing: what the fabric role configures)."""
 
 from __future__ import annotations
 
@@ -13,6 +15,8 @@ FIX_TAGS = "fabric"
 def COMMANDS(hv, gv, sysctl_keys):
     """The sections these checks read (also read by test_consistency): links, and per data NIC ethtool."""
     commands = {"ip_addr": "ip -j addr show"}
+    if hv.get("racfg_routing"):  # leaf-spine: the routes to the data networks, and source routing's rules
+        commands |= {"ip_route": "ip -j route show table all", "ip_rule": "ip -j rule show"}
     for nic in hv.get("racfg_nics", []):
         name = shlex.quote(nic["name"])
         commands[f"ethtool_i:{nic['name']}"] = f"ethtool -i {name}"
@@ -82,3 +86,36 @@ def test_driver_firmware(nic, probe, verdict):
 
 
 VIRTUAL_DRIVERS = {"veth", "bridge", "dummy", "tun", "macvlan", "ipvlan", "vxlan"}
+
+
+def _shown(route) -> str:
+    return f"{route.dst} via {route.gateway or '-'} dev {route.dev}" + (
+        f" metric {route.metric}" if route.metric is not None else "")
+
+
+def test_route(route, probe, verdict):
+    """The main table routes the data network through the NIC's leaf, with the planned metric."""
+    from racfg.hostfacts.routes import parse_routes
+
+    plan = route.value
+    have = [r for r in parse_routes(probe.section("ip_route").out) if r.table == "main" and r.dst == plan["to"]]
+    want = f"{plan['to']} via {plan['via']} dev {plan['nic']} metric {plan['metric']}"
+    verdict.expect(want, "; ".join(_shown(r) for r in have) or "no route",
+                   ok=any(r.gateway == plan["via"] and r.dev == plan["nic"] and r.metric == plan["metric"]
+                          for r in have))
+
+
+def test_source_route(source_route, probe, verdict):
+    """Replies leave by the NIC the request came in on: the NIC's table routes the data networks via
+    its leaf, and a rule sends its address's traffic to that table."""
+    from racfg.hostfacts.routes import parse_routes, parse_rules
+
+    plan, table = source_route.value, str(source_route.value["table"])
+    routes = [r for r in parse_routes(probe.section("ip_route").out) if r.table == table]
+    missing = [to for to in plan["to"] if not any(r.dst == to and r.gateway == plan["via"] for r in routes)]
+    rule = any(r.source == f"{plan['source']}/32" and r.table == table
+               for r in parse_rules(probe.section("ip_rule").out))
+    want = f"table {table}: {', '.join(plan['to'])} via {plan['via']}; rule from {plan['source']} lookup {table}"
+    have = (f"table {table}: " + (f"no route to {', '.join(missing)}" if missing else "routes as planned")
+            + ("; rule present" if rule else f"; no rule from {plan['source']}"))
+    verdict.expect(want, have, ok=not missing and rule)

@@ -60,9 +60,10 @@ def test_model(drive, probe, verdict, ctx):
     want = drive.drive.get("model")
     if not want:
         pytest.skip("the inventory declares no drive model for this drive")
-    host_vars = ctx.host_vars(drive.target)
-    if host_vars.get("nvme_storage_check_model", True) is False:  # a provider says so (the lab's loop devices)
-        why = host_vars.get("nvme_storage_check_model_reason") or "nvme_storage_check_model: false"
+    from racfg.validate.expectations import drive_models_unchecked
+
+    why = drive_models_unchecked(ctx.host_vars(drive.target))
+    if why is not None:
         pytest.skip(f"{want}: not checked ({why})")
     have = _drive(drive, probe, verdict)
     if not have.model:

@@ -18,6 +18,7 @@ from racfg.connection import NO_OVERRIDES, ConnectionOverrides
 from racfg.inventory import Cluster
 from racfg.playbook import Playbook, PlaybookTracker, Selection
 from racfg.run_record import RunRecord
+from racfg.switches.facts import ConfigLine, has_bgp_process
 
 
 def record_baseline(cluster: Cluster, run: Playbook, record: RunRecord,
@@ -125,7 +126,8 @@ def _add_switch_facts(cluster: Cluster, staging: Path, overrides: ConnectionOver
     other switches are read now."""
     from racfg.errors import RacfgError
 
-    known = {name: facts for name, facts in (known or {}).items() if name in cluster.switches}
+    known = {name: facts for name, facts in (known or {}).items()
+             if name in cluster.switches and not _routing_unread(facts)}
     try:
         switches = {**known, **switch_baseline(cluster, overrides, skip=set(known))}
     except RacfgError as exc:
@@ -133,6 +135,14 @@ def _add_switch_facts(cluster: Cluster, staging: Path, overrides: ConnectionOver
     for name, facts in switches.items():
         (staging / "switches" / f"{name}.json").write_text(json.dumps(facts, indent=2, sort_keys=True) + "\n")
     return None
+
+
+def _routing_unread(facts: dict[str, Any]) -> bool:
+    """A routing switch's facts without its BGP and route tables: what the switch play reads (apply
+    plans from the config alone). The baseline must hold the fabric's state, so such a switch is
+    read again (racfg.switches.read_facts reads them)."""
+    lines = [ConfigLine(**line) for line in facts.get("config_lines") or ()]
+    return has_bgp_process(lines) and facts.get("bgp") is None and facts.get("routing_error") is None
 
 
 def switch_baseline(cluster: Cluster, overrides: ConnectionOverrides = NO_OVERRIDES,

@@ -42,9 +42,10 @@ def drift(
 
     **config**: the tasks a deploy would run now (check + diff mode), per host and switch;
     **state**: the validate checks that fail now; **environment**: facts now (packages, kernel,
-    OFED, NICs, drives, GPU driver, switch OS and ports) against the baseline the last
-    successful deploy recorded, read by the config layer's run on its way (each host and switch
-    read once). Output reads like `terraform plan`, with the fix for each target.
+    OFED, NICs, drives, GPU driver, switch OS and ports; on a leaf-spine site also the ISLs, BGP
+    sessions and routes, each change with its cause) against the baseline the last successful
+    deploy recorded, read by the config layer's run on its way (each host and switch read once).
+    Output reads like `terraform plan`, with the fix for each target.
     Nothing is changed on any host or switch.
     """
     cluster = opts.inventory("drift", inventory)

@@ -26,6 +26,7 @@ from racfg.baseline.collect import collect_facts
 from racfg.baseline.store import commit_baseline, list_baselines, load_baseline, read_facts_dir
 from racfg.connection import NO_OVERRIDES, ConnectionOverrides
 from racfg.drift.environment import Change, host_changes, switch_changes
+from racfg.drift.fabric import fabric_changes, fabric_view
 from racfg.drift.switchread import SwitchesRead, read_switches
 from racfg.inventory import Cluster
 from racfg.locking import site_change_lock
@@ -85,7 +86,8 @@ _FOR_ROLE = re.compile(r"\(role ([a-z_]+)\)$")
 # --- config ------------------------------------------------------------------------------------
 
 def config_layer(cluster: Cluster, options: DriftOptions, overrides: ConnectionOverrides,
-                 switches: SwitchesRead | None = None) -> tuple[list[Result], FactsRead]:
+                 switches: SwitchesRead | None = None, rendered: Path | None = None,
+                 ) -> tuple[list[Result], FactsRead]:
     """The tasks a deploy would run now, per host and switch (check mode + diff), and the facts
     the run read on its way (the environment layer's "now"); the switch play plans from
     ``switches`` (the run's one read) where it has them."""
@@ -93,7 +95,7 @@ def config_layer(cluster: Cluster, options: DriftOptions, overrides: ConnectionO
 
     deploy = DeployOptions(limit=options.limit, check=True, diff=True, forks=options.forks, baseline=False,
                            quiet=True, lock_holder="drift", read_facts=True,
-                           switch_facts=switches.as_dicts() if switches else None)
+                           switch_facts=switches.as_dicts() if switches else None, rendered=rendered)
     outcome = run_deploy(cluster, deploy, title="drift: check-mode deploy", overrides=overrides)
     if outcome.could_not_run:
         return [Result("cluster", ANSIBLE_STOPPED, "config", Status.ERROR, f"could not run: {outcome.could_not_run}",
@@ -125,12 +127,14 @@ def config_layer(cluster: Cluster, options: DriftOptions, overrides: ConnectionO
 # --- state -------------------------------------------------------------------------------------
 
 def state_layer(cluster: Cluster, options: DriftOptions, overrides: ConnectionOverrides,
-                switches: Callable[[], SwitchesRead] | None = None) -> list[Result]:
-    """validate's checks; a failing one is state drift. ``switches``: the run's one read of them."""
+                switches: Callable[[], SwitchesRead] | None = None, rendered: Path | None = None) -> list[Result]:
+    """validate's checks; a failing one is state drift. ``switches``: the run's one read of them;
+    ``rendered``: its one render of the inventory."""
     from racfg.validate.command import ValidateOptions, run_validate
 
     report, _ = run_validate(cluster, ValidateOptions(limit=options.limit), overrides,
-                             switches_read=(lambda: switches().for_validate()) if switches else None)
+                             switches_read=(lambda: switches().for_validate()) if switches else None,
+                             rendered=rendered)
     out = []
     for r in report.results:
         target, _, rest = r.check.partition("/")
@@ -149,12 +153,20 @@ def state_layer(cluster: Cluster, options: DriftOptions, overrides: ConnectionOv
 def read_facts_now(cluster: Cluster, record: RunRecord, overrides: ConnectionOverrides,
                    forks: int = 20, read: FactsRead | None = None) -> tuple[Path | None, str | None]:
     """Every host's and switch's facts now: ``read`` (what the config layer's run read) and
-    whatever it lacks, read here (playbooks/facts.yml for hosts, the drivers for switches)."""
+    whatever it lacks, read here (playbooks/facts.yml for hosts, the drivers for switches), with
+    the inventory rendered in ``record`` (run_drift's one render, or this call's)."""
     read = read or FactsRead()
-    inventory = record.path / "inventory"
-    write_rendered(cluster, inventory)
+    inventory = rendered_inventory(cluster, record)
     return collect_facts(cluster, inventory / "hosts.yml", connection_options(overrides), record.path / "facts",
                          overrides, forks=forks, host_facts=read.hosts, switch_facts=read.switches)
+
+
+def rendered_inventory(cluster: Cluster, record: RunRecord) -> Path:
+    """The run's rendered inventory, written once: every layer of a drift run reads this one."""
+    inventory = record.path / "inventory"
+    if not (inventory / "hosts.yml").exists():
+        write_rendered(cluster, inventory)
+    return inventory
 
 
 def environment_layer(cluster: Cluster, options: DriftOptions, overrides: ConnectionOverrides,
@@ -186,18 +198,21 @@ def environment_layer(cluster: Cluster, options: DriftOptions, overrides: Connec
                                   "not in the baseline (added to the inventory since): accept it with --accept"))
             continue
         changes += host_changes(host.name, before, after or {})
+    fabric = fabric_view(cluster, f"racfg deploy {cluster.display}")
     for name in cluster.switches:
         if switches is not None and name not in switches:
             continue
         before, after = baseline["switches"].get(name), now["switches"].get(name)
         if before is not None and after is not None:
-            changes += switch_changes(name, before, after)
+            changes += switch_changes(name, before, after, fabric.isl_ports(name) if fabric else frozenset())
+    if fabric is not None:  # ISLs, BGP sessions, routes: compared site-wide to name each change's cause
+        changes += fabric_changes(fabric, baseline["switches"], now["switches"], switches)
     for c in changes:
         results.append(Result(
             c.target, f"{c.target}/environment/{c.key}", "environment", Status.FAIL, f"{c.sentence()} {since}",
             expected=c.before, actual=c.after,
             fix=f"racfg drift {cluster.display} --accept (if intended), else "
-                f"{c.by_hand() or _deploy_fix(cluster, c.target)}",
+                f"{c.repair or c.by_hand() or _deploy_fix(cluster, c.target)}",
             data={"sign": c.sign}))
     changed = {c.target for c in changes}
     for target in [*(h.name for h in cluster.hosts), *cluster.switches]:
@@ -216,6 +231,7 @@ def run_drift(cluster: Cluster, options: DriftOptions, overrides: ConnectionOver
     start = time.monotonic()
     with site_change_lock(cluster, overrides, shared=True, holder="drift"):
         record = RunRecord.create("drift")
+        rendered = rendered_inventory(cluster, record)
         timings: dict[str, float] = {}
 
         def timed(name: str, fn: Callable[[], Any]) -> Any:
@@ -234,10 +250,11 @@ def run_drift(cluster: Cluster, options: DriftOptions, overrides: ConnectionOver
             # each switch read once, for all three layers (racfg.drift.switchread), beside the hosts' probes
             switches_f = pool.submit(timed, "switches", lambda: read_switches(
                 cluster, switches_to_read(cluster, options, layers), overrides))
-            state_f = pool.submit(timed, "state", lambda: state_layer(cluster, options, overrides, switches_f.result)) \
-                if "state" in layers else None
+            state_f = pool.submit(timed, "state", lambda: state_layer(
+                cluster, options, overrides, switches_f.result, rendered)) if "state" in layers else None
             if "config" in layers:
-                config, read = timed("config", lambda: config_layer(cluster, options, overrides, switches_f.result()))
+                config, read = timed("config", lambda: config_layer(
+                    cluster, options, overrides, switches_f.result(), rendered))
                 results += config
             stopped = any(r.check == ANSIBLE_STOPPED for r in results)  # drift unknown: the error alone
             if "environment" in layers and not stopped:

@@ -23,6 +23,8 @@ class Change:
     after: str | None
     key: str  # stable id part: "packages/ibverbs-utils"
     note: str = ""  # "upgraded", "downgraded", "serial changed" ...
+    # the fix where it is not deploying the target itself (a fabric change: the cause's switch, racfg.drift.fabric)
+    repair: str = ""
 
     def sentence(self) -> str:
         before = "(none)" if self.before is None else self.before
@@ -182,11 +184,13 @@ def host_changes(target: str, before: dict[str, Any], after: dict[str, Any]) -> 
     return out
 
 
-def switch_changes(target: str, before: dict[str, Any], after: dict[str, Any]) -> list[Change]:
-    """Switch OS version, per-port MTU/admin/speed/description, PFC and RoCE state."""
+def switch_changes(target: str, before: dict[str, Any], after: dict[str, Any],
+                   isl_ports: set[str] | frozenset[str] = frozenset()) -> list[Change]:
+    """Switch OS version, per-port MTU/admin/speed/description, PFC and RoCE state. ``isl_ports``
+    are left to racfg.drift.fabric, which names each as the ISL it is (and its oper state)."""
     out = _scalar(target, "OS version", "version", before.get("version"), after.get("version"))
     old, new = before.get("interfaces") or {}, after.get("interfaces") or {}
-    for port in sorted(set(old) | set(new)):
+    for port in sorted((set(old) | set(new)) - set(isl_ports)):
         a, b = old.get(port) or {}, new.get(port) or {}
         for field, label in (("mtu", "MTU"), ("admin_up", "admin up"), ("speed_gbps", "speed"),
                              ("description", "description")):

@@ -13,6 +13,7 @@ import io
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -28,6 +29,8 @@ from racfg.validate import CATEGORIES
 from racfg.validate.collector import ResultCollector, check_id
 from racfg.validate.context import ContextPlugin, RenderedSite, ValidateContext
 from racfg.validate.diagnosis import diagnose, plan_cables
+from racfg.validate.fabric import fabric_results
+from racfg.validate.fabric_diagnosis import plan_isls
 
 
 @dataclass
@@ -98,26 +101,34 @@ def run_checks(ctx: ValidateContext, options: ValidateOptions,
 def run_validate(cluster: Cluster, options: ValidateOptions, overrides: ConnectionOverrides = NO_OVERRIDES, *,
                  on_result: Callable[[Result], None] | None = None,
                  on_progress: Callable[[str, str], None] | None = None,
-                 switches_read: Callable[[], dict[str, Any]] | None = None) -> tuple[Report, RunRecord]:
+                 switches_read: Callable[[], dict[str, Any]] | None = None,
+                 rendered: Path | None = None) -> tuple[Report, RunRecord]:
     """Run every selected check; returns the report (also kept in the run record).
 
-    ``switches_read``: the switches as the caller read them already (ValidateContext.switches_read)."""
+    ``switches_read``: the switches as the caller read them already (ValidateContext.switches_read);
+    ``rendered``: the inventory the caller rendered already in this run (drift renders once)."""
     for category in options.categories:
         if category not in CATEGORIES:
             raise UsageError(f"--category {category}: unknown", hint="categories: " + ", ".join(CATEGORIES))
     hosts, switches = select(cluster, options.limit)
     start = time.monotonic()
     record = RunRecord.create("validate")
-    rendered = record.path / "inventory"
-    write_rendered(cluster, rendered)
+    if rendered is None:
+        rendered = record.path / "inventory"
+        write_rendered(cluster, rendered)
     ctx = ValidateContext(RenderedSite.load(rendered), inventory_display=cluster.display, overrides=overrides,
                           hosts_selected=hosts, switches_selected=switches, on_progress=on_progress,
                           switches_read=switches_read)
     if options.deep:  # read by validators/test_gpu.py (its COMMANDS and checks)
         ctx.site.group_vars["racfg_validate_deep"] = True
     results = run_checks(ctx, options, on_result)
+    fabric = fabric_results(cluster, ctx.switch_facts, ctx.switch_names, options.checks, options.categories)
+    for result in fabric:
+        if on_result:
+            on_result(result)
+    results += fabric
     checked = time.monotonic()
-    problems, results = diagnose(results, plan_cables(ctx.site.switches))
+    problems, results = diagnose(results, plan_cables(ctx.site.switches), plan_isls(ctx.site.switches))
     report = Report("validate", cluster.name, results, elapsed=time.monotonic() - start,
                     meta=_meta(cluster, record, overrides, options), problems=problems)
     report.meta["diagnosis_seconds"] = round(time.monotonic() - checked, 4)

@@ -25,6 +25,7 @@ from racfg.results.model import Result, Status, natural_key
 from racfg.results.problems import Problem
 from racfg.results.wording import headline
 from racfg.validate.analysis import CableEnd
+from racfg.validate.fabric_diagnosis import IslPlan, bgp_session, isl_admin, isl_cabling, isl_carrier, isl_mtu
 
 _CHECK = re.compile(r"^(?P<target>[^/]+)/(?P<category>[^/]+)/(?P<func>[^\[]+)(?:\[(?P<label>.*)\])?$")
 _PFC_CHECKS = ("pfc_off", "no_lossless_priority", "roce_off")
@@ -190,6 +191,8 @@ def _is_pfc(check: str) -> bool:
 
 _RULES: tuple[Callable[[_Run, list[CableEnd]], Iterator[Problem]], ...] = (
     _port_admin, _nic_admin, _carrier, _agents, _cabling, _address_and_mtu, _pfc)
+_FABRIC_RULES: tuple[Callable[[_Run, list[IslPlan]], Iterator[Problem]], ...] = (
+    isl_admin, isl_carrier, isl_cabling, isl_mtu, bgp_session)
 
 
 def plan_cables(switches: dict[str, dict[str, Any]]) -> list[CableEnd]:
@@ -199,15 +202,20 @@ def plan_cables(switches: dict[str, dict[str, Any]]) -> list[CableEnd]:
             for p in sv.get("racfg_switch_ports", [])]
 
 
-def diagnose(results: list[Result], cables: list[CableEnd]) -> tuple[list[Problem], list[Result]]:
+def diagnose(results: list[Result], cables: list[CableEnd],
+             isls: list[IslPlan] | None = None) -> tuple[list[Problem], list[Result]]:
     """The problems of a run, causes first, and the results with ``cause`` set to their problem's id.
 
-    ``cables``: the cabling plan (every host NIC and the switch port it is cabled to)."""
+    ``cables``: the cabling plan (every host NIC and the switch port it is cabled to); ``isls``: a
+    leaf-spine site's inter-switch links (racfg.validate.fabric_diagnosis), whose faults come after
+    the hosts' own and explain the cross-leaf paths they break."""
     failing = {r.check: r for r in results if r.status in (Status.FAIL, Status.ERROR)}
     run = _Run(failing, {})
     problems: list[Problem] = []
     for rule in _RULES:
         problems.extend(rule(run, cables))
+    for fabric_rule in _FABRIC_RULES:
+        problems.extend(fabric_rule(run, isls or []))
     problems.extend(_unexplained(run, results))
     return problems, [r.explained_by(run.claimed.get(r.check)) for r in results]
 

@@ -30,6 +30,15 @@ def weka_host(gv: dict[str, Any], hv: dict[str, Any]) -> bool:
     return hv.get("racfg_role") == "storage" or (hv.get("racfg_role") == "dgx" and weka.get("clients") == "dgx")
 
 
+def drive_models_unchecked(hv: dict[str, Any]) -> str | None:
+    """Why this host's declared drive models are not compared (the nvme_storage role's own switch, which
+    a provider sets: the lab's loop devices report no model), or None when they are."""
+    if hv.get("nvme_storage_check_model", True) is not False:
+        return None
+    key = "nvme_storage_check_model_reason"
+    return str(hv.get(key) or role_defaults("nvme_storage")[key])
+
+
 def normalise_sysctl(value: object) -> str:
     """``4096  87380 134217728`` and ``4096\\t87380\\t134217728`` are the same setting."""
     return " ".join(str(value).split())

@@ -22,12 +22,18 @@ GROUPS = separate_groups(FAULTS)
 
 def test_clean_lab_has_no_drift(deployed_site):
     """Clean, and read once: the environment layer's facts are the ones the check-mode run read on
-    its way (no facts.yml run in the record), and every host and switch is compared with them."""
+    its way (no facts.yml run in the record), and every host and switch is compared with them; the
+    inventory is rendered once for the three layers (only the drift record holds a rendered tree)."""
+    runs = deployed_site.state_dir / "runs"
+    before = set(runs.iterdir())
     proc = deployed_site.racfg("drift", str(INVENTORY))
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
     assert "Plan: no drift." in proc.stdout
-    record = max((deployed_site.state_dir / "runs").glob("*-drift*"), key=lambda p: p.stat().st_mtime)
+    record = max(runs.glob("*-drift*"), key=lambda p: p.stat().st_mtime)
     assert not (record / "facts").exists(), "drift ran facts.yml although its check-mode run read every host"
+    made = set(runs.iterdir()) - before
+    assert len(made) >= 3, sorted(p.name for p in made)  # drift's, its check-mode deploy's, its validate's
+    assert [p.name for p in sorted(made) if (p / "inventory").exists()] == [record.name]
     report = json.loads((record / "results.json").read_text())
     compared = {r["target"] for r in report["results"]
                 if r["category"] == "environment" and r["status"] == "pass"}

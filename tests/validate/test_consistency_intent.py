@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+from racfg.connection import NO_OVERRIDES, ConnectionOverrides
 from racfg.results import Status
 from racfg.validate.analysis import odd_ones, split
 from racfg.validate.command import ValidateOptions, run_checks
@@ -61,3 +62,43 @@ def test_majority_is_strict() -> None:
     assert odd_ones({"a": "x", "b": "y"}) == (None, {})
     assert odd_ones({"a": "x", "b": "x", "c": "y"}) == ("x", {"c": "y"})
     assert split({"a": "y", "b": "x", "c": "y", "d": None}) == "2 on y, 1 on x"
+
+
+def drives(count: int, model: str | None) -> dict[str, Section]:
+    """The probe's lsblk reading of each declared drive (a loop device reports no model)."""
+    return {f"drive:/dev/nvme{i}n1": Section(0, json.dumps({"blockdevices": [
+        {"name": f"nvme{i}n1", "size": 960197124096, "model": model}]})) for i in range(count)}
+
+
+def run_storage(readings: dict[str, dict[str, Section]], declared: int,
+                overrides: ConnectionOverrides = NO_OVERRIDES) -> dict[str, tuple[Status, str]]:
+    """host -> (status, message) of ``consistency/same_as_peers[drives]``, every host a storage node that
+    declares ``declared`` drives of model Micron 9200."""
+    stated = [{"path": f"/dev/nvme{i}n1", "model": "Micron 9200"} for i in range(declared)]
+    site = RenderedSite(group_vars=GROUP, switches={},
+                        hosts={name: host("storage", racfg_drives=stated) for name in readings})
+    ctx = ValidateContext(site, inventory_display="rec.yaml", overrides=overrides)
+    ctx._probes = {name: HostProbe(name, sections=sections) for name, sections in readings.items()}
+    ctx._switch_facts = {}
+    results = run_checks(ctx, ValidateOptions(checks=["*/consistency/same_as_peers[[]drives[]]"]))
+    return {r.target: (r.status, r.message) for r in results}
+
+
+LAB = ConnectionOverrides(provider="lab", host_vars={
+    "nvme_storage_check_model": False, "nvme_storage_check_model_reason": "lab loop devices report no model"})
+
+
+def test_drives_are_held_to_the_stated_count_and_model() -> None:
+    got = run_storage({"st01": drives(6, "Micron 9200"), "st02": drives(6, None)}, 6)
+    assert got["st01"][0] is Status.PASS
+    assert got["st02"] == (Status.FAIL, "Expected: 6 x Micron 9200 Actual: 6 x (no model) (the inventory's "
+                                        "drives[].model)")
+
+
+def test_where_a_provider_says_models_are_not_checked_only_the_count_is_held_to_the_inventory() -> None:
+    """The lab's loop devices report no model: healthy storage nodes pass on their count; one short of a
+    drive is still named."""
+    got = run_storage({"st01": drives(6, None), "st02": drives(6, None), "st03": drives(5, None)}, 6, LAB)
+    assert {h: s for h, (s, _) in got.items()} == {"st01": Status.PASS, "st02": Status.PASS, "st03": Status.FAIL}
+    assert got["st03"][1] == ("Expected: 6 x Actual: 5 x (no model) (the inventory's drives[] count "
+                              "(models not checked: lab loop devices report no model))")

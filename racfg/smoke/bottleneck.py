@@ -1,7 +1,13 @@
-"""Name what limited a scaling step: storage links, one slow client, a client's CPU.
+"""Name what limited a scaling step: a leaf's uplinks, storage links, one slow client, a client's CPU.
 
 Checked in that order, from the most to the least common cause in the RA's shape (many clients
-reading from fewer storage links). Each verdict carries the utilisation that shows it.
+reading from fewer storage links; on a leaf-spine site every load crosses the spines first). Each
+verdict carries the utilisation that shows it.
+
+A leaf's uplinks are judged from two readings: the iperf3 figures say what crossed each leaf in
+each direction over the measured seconds, and the leaf's ISL counters (read through the switch
+drivers before and after the load) say which of its uplinks carried it: one that moved next to
+nothing (shut, down, or no flow hashed onto it) carries no share of the capacity.
 """
 
 from __future__ import annotations
@@ -9,18 +15,20 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from racfg.smoke.plan import SmokePlan
+from racfg.smoke.plan import SmokePlan, Uplink
+from racfg.smoke.probes import Snapshot
 from racfg.smoke.tcp import LoadResult
 from racfg.smoke.units import pct, rate_text
 
 SATURATED = 0.90  # a resource at this share of its capacity is the limit
 CPU_SATURATED = 0.90
 PROCESS_CPU_SATURATED = 90.0  # an iperf3 process at 90% of one core cannot go faster
+CARRYING = 0.10  # an uplink that moved less than this share of the busiest uplink's bytes carried nothing
 
 
 @dataclass
 class Bottleneck:
-    kind: str  # storage-links | slow-client | client-cpu | unknown
+    kind: str  # leaf-uplinks | storage-links | slow-client | client-cpu | unknown
     text: str
     utilisation: float | None = None
     items: dict[str, Any] = field(default_factory=dict)
@@ -38,7 +46,64 @@ def storage_utilisation(plan: SmokePlan, load: LoadResult) -> tuple[float, dict[
     return total, per_link
 
 
-def name_bottleneck(plan: SmokePlan, load: LoadResult, cpu_busy: dict[str, float]) -> Bottleneck:
+def crossing(load: LoadResult) -> dict[tuple[str, str], float]:
+    """Bits/s each leaf's uplinks carried in this load, (leaf, "in" | "out"): a flow's data leaves its
+    sender's leaf and enters its receiver's (read: storage sends; write: the client does)."""
+    out: dict[tuple[str, str], float] = {}
+    for fr in load.flows:
+        sender, receiver = ((fr.flow.server, fr.flow.client) if load.direction == "read"
+                            else (fr.flow.client, fr.flow.server))
+        if sender.switch == receiver.switch:
+            continue
+        out[(sender.switch, "out")] = out.get((sender.switch, "out"), 0.0) + fr.bits_per_second
+        out[(receiver.switch, "in")] = out.get((receiver.switch, "in"), 0.0) + fr.bits_per_second
+    return out
+
+
+def carrying(uplinks: list[Uplink], growth: Snapshot | None) -> tuple[list[Uplink], dict[str, int]]:
+    """The uplinks that carried the load (all, when the counters were not read) and the bytes each moved."""
+    moved = {f"{u.leaf}:{u.port}": growth[(u.leaf, u.port)].rx_bytes + growth[(u.leaf, u.port)].tx_bytes
+             for u in uplinks if growth and (u.leaf, u.port) in growth}
+    if len(moved) < len(uplinks):
+        return list(uplinks), moved
+    busiest = max(moved.values(), default=0)
+    return [u for u in uplinks if busiest and moved[f"{u.leaf}:{u.port}"] >= CARRYING * busiest], moved
+
+
+def leaf_uplinks(plan: SmokePlan, load: LoadResult, growth: Snapshot | None) -> Bottleneck | None:
+    """The leaf whose uplinks the load filled (at SATURATED of the uplinks that carried it), if one did."""
+    if not plan.uplinks:
+        return None
+    used, moved = carrying(plan.uplinks, growth)
+    ceiling = min((link.tcp_ceiling for link in plan.clients), default=1.0)
+    used = [u for u in used if (u.leaf, u.port) not in plan.uplinks_down]
+    full: list[tuple[bool, float, str, str]] = []  # (a down uplink, share, leaf, direction)
+    for (leaf, way), bits in crossing(load).items():
+        capacity = sum(u.rate_mbit for u in used if u.leaf == leaf) * 1e6 * ceiling
+        share = bits / capacity if capacity else float("inf")
+        if share >= SATURATED:  # a leaf with an uplink down first: its peers' uplinks to that spine idle with it
+            full.append((any(d[0] == leaf for d in plan.uplinks_down), share, leaf, way))
+    if not full:
+        return None
+    _, share, leaf, way = max(full)
+    mine = [u for u in plan.uplinks if u.leaf == leaf]
+    idle = [u for u in mine if u not in used]
+    lost = f" ({', '.join(f'{u.port} to {u.spine}' for u in idle)} " + (
+        "down)" if any((u.leaf, u.port) in plan.uplinks_down for u in idle) else "moved nothing)") if idle else ""
+    rate = sum(u.rate_mbit for u in mine if u in used) * 1e6
+    return Bottleneck("leaf-uplinks", f"uplinks of {leaf}: {len(mine) - len(idle)} of {len(mine)} carry the "
+                      f"cross-leaf traffic{lost}, full at {pct(min(share, 9.99))} of their {rate_text(rate)} "
+                      f"({way}bound)", share,
+                      {"leaf": leaf, "direction": way, "carrying": [u.port for u in mine if u in used],
+                       "idle": [u.port for u in idle], "bytes": moved})
+
+
+def name_bottleneck(plan: SmokePlan, load: LoadResult, cpu_busy: dict[str, float],
+                    growth: Snapshot | None = None) -> Bottleneck:
+    """What limited a load; ``growth`` is the switch ports' counter growth over it (the leaves' ISLs)."""
+    uplinks = leaf_uplinks(plan, load, growth)
+    if uplinks is not None:
+        return uplinks
     total, per_link = storage_utilisation(plan, load)
     if total >= SATURATED:
         capacity = sum(s.rate_mbit for s in plan.storage) * 1e6

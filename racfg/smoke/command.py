@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
 
@@ -22,23 +22,20 @@ from racfg.policy.budget import bandwidth_budget
 from racfg.results import Report, Result, Status
 from racfg.smoke import benchmark_phase, fio, nccl, perftest, plots
 from racfg.smoke.errors import MeasurementError
-from racfg.smoke.judge import (
-    REMEASURE,
-    LinkMeasurement,
-    Reading,
-    counter_results,
-    remeasure_notes,
-    with_readings,
-)
+from racfg.smoke.judge import phases
+from racfg.smoke.judge.counters import counter_results
+from racfg.smoke.judge.figures import rdma_result, rdma_share, rdma_unmeasured
+from racfg.smoke.judge.links import LinkMeasurement
+from racfg.smoke.judge.readings import REMEASURE, Reading, remeasure_notes, with_readings
+from racfg.smoke.judge.spine import ecmp_results, spine_tier_result
+from racfg.smoke.judge.storage import FioSide, nothing_to_read
 from racfg.smoke.links import measure_links
-from racfg.smoke.metrics import metric
-from racfg.smoke.perftest_output import PerftestResult
 from racfg.smoke.plan import Link, SmokePlan, build_plan
 from racfg.smoke.probes import Probes, StepProbe, SwitchCounters
 from racfg.smoke.remeasure import until_met
 from racfg.smoke.remote import Fleet
-from racfg.smoke.scaling import measure_scaling
-from racfg.smoke.storage import FioSide, measure_storage
+from racfg.smoke.scaling import measure_scaling, spine_tier_bits
+from racfg.smoke.storage import measure_storage
 from racfg.smoke.tcp import LoadResult, plan_flows, run_load
 from racfg.smoke.units import rate_text
 
@@ -148,15 +145,12 @@ def _measure(run: _Run) -> None:
         if phase.name in run.options.skip:
             continue
         if phase.needs_storage and not run.plan.storage:
-            run.results.append(Result("cluster", f"{phase.name}/run", phase.name, Status.SKIP,
-                                      f"{phase.name}: no storage host to load the links from (the external array "
-                                      "is not a host smoke can run iperf3 or perftest on)"))
+            run.results.append(phases.without_storage(phase.name))
             continue
         try:
             phase.measure(run)
         except MeasurementError as exc:
-            run.results.append(Result("cluster", f"{phase.name}/run", phase.name, Status.ERROR,
-                                      f"{phase.name}: could not measure: {exc.message}"))
+            run.results.append(phases.not_measured(phase.name, exc.message))
 
 
 def _load(run: _Run, clients: list[Link], direction: str, label: str) -> tuple[LoadResult, StepProbe]:
@@ -169,10 +163,7 @@ def _load(run: _Run, clients: list[Link], direction: str, label: str) -> tuple[L
 
 
 def _links(run: _Run) -> None:
-    for link in run.plan.unreached:
-        run.results.append(Result(link.key, f"link/{link.key}", "link saturation", Status.SKIP,
-                                  f"not measured: no storage link on its subnet {link.network}; smoke loads a "
-                                  "dgx link from the storage links on its own subnet (data subnets are not routed)"))
+    run.results += [phases.unreached_link(link) for link in run.plan.unreached]
     run.links, results = measure_links(run.plan, partial(_load, run), run.options.remeasure, run.tick,
                                        run.announce)
     run.results += results
@@ -187,10 +178,15 @@ def _links(run: _Run) -> None:
 
 def _scaling(run: _Run) -> None:
     plan = run.plan
+    if plan.routed:  # which uplinks are down before the loads: a leaf that lost one is the first suspect
+        plan = replace(plan, uplinks_down=run.probes.switches.ports_down([(u.leaf, u.port) for u in plan.uplinks]))
     verdict, results = measure_scaling(plan, partial(_load, run), run.links, run.options.remeasure,
                                        run.tick, run.announce)
     steps = verdict.steps
     run.results += results
+    if plan.routed:  # every load crossed the spines: the tier against the budget, and each spine's share
+        tier = spine_tier_result(plan, steps, spine_tier_bits(plan))
+        run.results += [*([tier] if tier else []), *ecmp_results(plan, [p for _, p in run.probed])]
     if len(steps) > 1:
         path = plots.plot_scaling(
             run.out_dir / "scaling.png", f"{plan.site}: read scaling (storage -> n clients, iperf3 TCP)",
@@ -204,29 +200,17 @@ def _storage(run: _Run) -> None:
     plan = run.plan
     shared = plan.weka_mount or plan.array_mount  # the filesystem the clients read through
     clients_mounted = fio.mounted(run.fleet, plan.client_hosts, shared) if shared else []
-    if plan.array_mount and not plan.weka_mount and not clients_mounted:
+    storage = [h for h in run.cluster.role("storage") if h.name in plan.storage_hosts and h.drives]
+    cannot = nothing_to_read(plan.array_mount if not plan.weka_mount else None, shared, len(clients_mounted),
+                             plan.fio_path, len(storage))
+    if cannot is not None:
         run.done += 2
-        run.results.append(Result("cluster", "storage/fio", "storage", Status.FAIL,
-                                  f"the array's export is mounted at {plan.array_mount} on no client",
-                                  f"{plan.array_mount} mounted", "not mounted",
-                                  fix="racfg deploy --tags nfs_client, then racfg validate"))
-        return
-    if clients_mounted and not plan.fio_path:
-        run.done += 2
-        run.results.append(Result("cluster", "storage/fio", "storage", Status.SKIP,
-                                  f"{shared} is mounted on {len(clients_mounted)} clients, but "
-                                  "acceptance.smoke.fio_path names no file for fio to read (smoke writes nothing)"))
+        run.results.append(cannot)
         return
     if clients_mounted:
         targets = [fio.FioTarget(h, [plan.fio_path or ""]) for h in clients_mounted]
         side, key, what = "client", "fio_read_gbytes_per_s", f"fio reading {plan.fio_path} on the clients"
     else:
-        storage = [h for h in run.cluster.role("storage") if h.name in plan.storage_hosts and h.drives]
-        if not storage:
-            run.done += 2
-            run.results.append(Result("cluster", "storage/fio", "storage", Status.SKIP,
-                                      "no shared filesystem mounted and no storage host declares drives"))
-            return
         targets = [fio.FioTarget(h.name, [d.path for d in h.drives]) for h in storage]
         side, key, what = "drive", "fio_drive_read_gbytes_per_s", "drive-side: fio on the storage hosts' drives"
     client_ref = run.cluster.inventory.acceptance.client_storage_gbytes_per_s
@@ -244,10 +228,7 @@ def _rdma(run: _Run) -> None:
         dev = perftest.rdma_device(run.fleet, link)
         target = next((s for s in plan.targets_for(link) if storage_dev.get(s.key)), None)
         if dev is None or target is None:
-            side = f"{link.key} has no RDMA device" if dev is None else "no storage link with an RDMA device"
-            run.results.append(Result(link.key, f"rdma/{link.key}", "rdma", Status.SKIP,
-                                      f"RDMA bandwidth not measured: {side} "
-                                      f"(/sys/class/net/{link.nic}/device/infiniband)"))
+            run.results.append(rdma_unmeasured(link, dev is not None))
             continue
         for tool in ("ib_write_bw", "ib_read_bw"):
             run.results.append(_rdma_tool(run, tool, link, dev, target, storage_dev[target.key] or ""))
@@ -255,24 +236,14 @@ def _rdma(run: _Run) -> None:
 
 def _rdma_tool(run: _Run, tool: str, link: Link, dev: str, target: Link, target_dev: str) -> Result:
     """One perftest tool on one link, measured again while below the saturation floor; its best reading decides."""
-    plan = run.plan
-
-    def share(r: PerftestResult) -> float:
-        return r.average_gbits * 1000 / link.rate_mbit
-
-    take = partial(perftest.run_perftest, run.fleet, tool, link, dev, target, target_dev, plan.duration_s)
-    readings = until_met([take()], take, lambda r: share(r) - plan.saturation_floor, run.options.remeasure,
+    floor = run.plan.saturation_floor
+    take = partial(perftest.run_perftest, run.fleet, tool, link, dev, target, target_dev, run.plan.duration_s)
+    readings = until_met([take()], take, lambda r: rdma_share(link, r) - floor, run.options.remeasure,
                          run.announce, f"rdma {tool} {link.key}")
-    result = max(readings, key=share)
-    ok = share(result) >= plan.saturation_floor
-    return with_readings(Result(
-        link.key, f"rdma/{tool}/{link.key}", "rdma", Status.PASS if ok else Status.FAIL,
-        f"{tool} {dev} <- {target.host}: {result.average_gbits:.2f} Gb/s = {share(result):.1%} of line rate",
-        f">= {plan.saturation_floor:.0%} of {rate_text(link.rate_mbit * 1e6)}",
-        f"{result.average_gbits:.2f} Gb/s", data={**result.as_dict(), "metrics": [
-            metric(f"rdma.{tool}.{link.key}", result.average_gbits, "Gb/s")]}),
-        [Reading(r.average_gbits, "Gb/s", share(r) - plan.saturation_floor, f"{r.average_gbits:.2f} Gb/s")
-         for r in readings], run.options.remeasure)
+    best = max(readings, key=partial(rdma_share, link))
+    return with_readings(rdma_result(tool, link, dev, target.host, best, floor),
+                         [Reading(r.average_gbits, "Gb/s", rdma_share(link, r) - floor, f"{r.average_gbits:.2f} Gb/s")
+                          for r in readings], run.options.remeasure)
 
 
 def _meta(cluster: Cluster, plan: SmokePlan) -> dict:

@@ -12,16 +12,8 @@ from collections.abc import Callable
 from functools import partial
 
 from racfg.results import Result, Status
-from racfg.smoke.judge import (
-    LinkMeasurement,
-    Reading,
-    deciding_reading,
-    link_result,
-    measure_again,
-    outlier_bound,
-    outlier_results,
-    with_readings,
-)
+from racfg.smoke.judge.links import LinkMeasurement, link_result, outlier_bound, outlier_results
+from racfg.smoke.judge.readings import Reading, deciding_reading, measure_again, with_readings
 from racfg.smoke.plan import Link, SmokePlan
 from racfg.smoke.probes import StepProbe
 from racfg.smoke.remeasure import Announce, until_met

@@ -23,12 +23,10 @@ from racfg.inventory.cluster import ClusterHost
 from racfg.inventory.model import NcclTests
 from racfg.results import Result, Status
 from racfg.smoke.errors import MeasurementError
-from racfg.smoke.metrics import metric, reference_bounds
+from racfg.smoke.judge import nccl as verdicts
+from racfg.smoke.metrics import reference_bounds
 from racfg.smoke.nccl_expect import REFERENCE, Expectation, expected_busbw, isolate
 from racfg.smoke.tcp import stop_unfinished
-
-CATEGORY = "nccl"
-FIX = "run validate's gpu checks on the hosts named (NVLink, PCIe, Xid), then the data NICs' link checks"
 
 
 def command_line(spec: NcclTests, hosts: list[str], gpus: int) -> str:
@@ -87,44 +85,19 @@ def _mark(run: Any, hosts: list[ClusterHost], nodes: int) -> Expectation | None:
     return expected_busbw(nodes, host_gpu(first.model, first.gpu_model), first.gpus, nics, reference)
 
 
-def _judge(target: str, check: str, what: str, outcome: NcclRun | str, mark: Expectation | None) -> Result:
-    if isinstance(outcome, str):
-        return Result(target, check, CATEGORY, Status.ERROR, f"all_reduce_perf on {what}: {outcome}")
-    row = outcome.largest
-    data = {"busbw_gbytes_per_s": row.busbw, "busbw_out": row.busbw_out, "busbw_in": row.busbw_in,
-            "size_bytes": row.size, "avg_busbw": outcome.avg_busbw, "hosts": outcome.hosts,
-            "metrics": [metric(f"nccl.{check.split('/', 1)[1]}", row.busbw, "GB/s")]}
-    message = (f"all_reduce_perf on {what}: bus bandwidth {row.busbw:.3g} GB/s at {row.size:,} B "
-               f"(out-of-place {row.busbw_out:g}, in-place {row.busbw_in:g}; avg over sizes {outcome.avg_busbw})")
-    if mark is None:
-        return Result(target, check, CATEGORY, Status.SKIP, f"{message}; nothing to judge it by: the GPU model is "
-                      f"not in racfg's catalog; give acceptance.references.{REFERENCE}", data=data)
-    ok = row.busbw >= mark.gbytes_per_s
-    return Result(target, check, CATEGORY, Status.PASS if ok else Status.FAIL, message,
-                  f">= {mark.gbytes_per_s:.3g} GB/s ({mark.basis})", f"{row.busbw:.3g} GB/s",
-                  fix=None if ok else FIX, data={**data, "mark": mark.gbytes_per_s, "basis": mark.basis})
-
-
 def measure(run: Any) -> None:
     """The phase: GPUs present, each node alone, each step, isolation of the first slow step, scaling."""
     cluster, plan = run.cluster, run.plan
     hosts = [h for h in cluster.hosts if h.name in plan.client_hosts]
     counts = _gpu_counts(run, hosts)
     missing = {name: why for name, why in counts.items() if isinstance(why, str)}
-    if missing:
-        required = [h.name for h in hosts if h.gpus > 0 and not plan.lab]
-        why = "; ".join(f"{name}: {reason}" for name, reason in missing.items())
-        if not set(missing) & set(required):
-            run.results.append(Result("cluster", "nccl/run", CATEGORY, Status.SKIP, f"nccl: no GPU here ({why}); "
-                                      "this site does not require GPUs (a provider's site such as the lab)"))
-            return
-        run.results.append(Result("cluster", "nccl/run", CATEGORY, Status.FAIL, f"nccl: GPUs missing ({why})",
-                                  "GPUs on every GPU server", why, fix="racfg validate --category gpu"))
+    gpus = verdicts.gpus_result(missing, [h.name for h in hosts if h.gpus > 0 and not plan.lab])
+    if gpus is not None:
+        run.results.append(gpus)
         return
     spec: NcclTests | None = cluster.inventory.acceptance.smoke.nccl
     if spec is None:
-        run.results.append(Result("cluster", "nccl/run", CATEGORY, Status.SKIP, "nccl: no acceptance.smoke.nccl in "
-                                  "the inventory: racfg runs the site's nccl-tests, it does not build them"))
+        run.results.append(verdicts.unconfigured())
         return
     _per_node(run, spec, hosts, counts)
     _steps(run, spec, hosts, counts)
@@ -147,8 +120,8 @@ def _per_node(run: Any, spec: NcclTests, hosts: list[ClusterHost], counts: dict[
             outcome: NcclRun | str = parse_output(done.stdout)
         except ParseError as exc:
             outcome = f"exit {done.rc}: {exc.reason}"
-        run.results.append(_judge(h.name, f"nccl/node/{h.name}", f"{h.name}'s {counts[h.name]} GPUs", outcome,
-                                  _mark(run, [h], 1)))
+        run.results.append(verdicts.run_result(h.name, f"nccl/node/{h.name}", f"{h.name}'s {counts[h.name]} GPUs",
+                                               outcome, _mark(run, [h], 1)))
 
 
 def _steps(run: Any, spec: NcclTests, hosts: list[ClusterHost], counts: dict[str, Any]) -> None:
@@ -159,7 +132,7 @@ def _steps(run: Any, spec: NcclTests, hosts: list[ClusterHost], counts: dict[str
     for n in [s for s in run.plan.steps if 2 <= s <= len(hosts)]:
         step = hosts[:n]
         mark = _mark(run, step, n)
-        result = _judge("cluster", f"nccl/n{n}", f"{n} nodes x {gpus} GPUs via {spec.launcher}",
+        result = verdicts.run_result("cluster", f"nccl/n{n}", f"{n} nodes x {gpus} GPUs via {spec.launcher}",
                         _run(run, spec, [h.name for h in step], gpus), mark)
         run.results.append(result)
         if "busbw_gbytes_per_s" in result.data:
@@ -169,37 +142,15 @@ def _steps(run: Any, spec: NcclTests, hosts: list[ClusterHost], counts: dict[str
             pair_mark = _mark(run, [by_name[h.name] for h in step[:2]], 2)
             run.results += _isolate(run, spec, [h.name for h in step], gpus, pair_mark)
     if len(values) > 1:
-        run.results.append(_scaling(values, run.plan.scaling_floor))
+        run.results.append(verdicts.scaling_result(values, run.plan.scaling_floor))
 
 
 def _isolate(run: Any, spec: NcclTests, nodes: list[str], gpus: int, mark: Expectation | None) -> list[Result]:
     if mark is None:
         return []
     found = isolate(nodes, lambda pair: _busbw(_run(run, spec, list(pair), gpus)), mark.gbytes_per_s)
-    data = {"runs": [{"pair": list(r.pair), "busbw": r.busbw, "round": r.round} for r in found.runs],
-            "mark": mark.gbytes_per_s}
-    summary = found.summary(mark.gbytes_per_s)
-    if found.bad_nodes:
-        return [Result(node, f"nccl/isolate/{node}", CATEGORY, Status.FAIL, f"pairwise all-reduce: {summary}",
-                       f">= {mark.gbytes_per_s:.3g} GB/s with any partner", "below with every partner",
-                       fix=f"racfg validate --limit {node} (GPU, NVLink, NIC checks); reseat or replace what fails",
-                       data=data) for node in found.bad_nodes]
-    status = Status.FAIL if found.bad_pairs or found.shared or found.undecided else Status.PASS
-    return [Result("cluster", "nccl/isolate", CATEGORY, status, f"pairwise all-reduce: {summary}",
-                   fix=None if status is Status.PASS else "racfg validate (switch ports, cabling, fabric settings)",
-                   data=data)]
+    return verdicts.isolation_results(found, mark)
 
 
 def _busbw(outcome: NcclRun | str) -> float | None:
     return None if isinstance(outcome, str) else outcome.largest.busbw
-
-
-def _scaling(values: dict[int, float], floor: float) -> Result:
-    base_n = min(values)
-    eff = {n: v / values[base_n] for n, v in sorted(values.items())}
-    knee = next((n for n, e in eff.items() if e < floor), None)
-    text = ", ".join(f"E({n}) = {e:.3f}" for n, e in eff.items())
-    return Result("cluster", "nccl/scaling", CATEGORY, Status.PASS if knee is None else Status.FAIL,
-                  f"bus bandwidth against {base_n} nodes: {text}" + (f"; knee at {knee} nodes" if knee else ""),
-                  f"E(N) >= {floor:g}", text, fix=None if knee is None else FIX,
-                  data={"efficiency": eff, "knee": knee})

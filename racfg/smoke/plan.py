@@ -4,6 +4,10 @@ Every dgx data link is measured against its line rate: the rate the provider sha
 lab), else what the host's NIC reports (``/sys/class/net/NIC/speed``, filled in by the run),
 else the inventory's speed. Durations left unset in the inventory take real-cluster defaults,
 shorter on a lab, where links are slow and the CPU is shared.
+
+On a routed leaf-spine site each client link is loaded from the storage links on other leaves
+(the topology says which leaf each link is cabled to), so every load crosses the spines; its
+processes are enough flows for ECMP to spread them over every spine (``ECMP_FLOWS``).
 """
 
 from __future__ import annotations
@@ -16,6 +20,9 @@ from racfg.connection import ConnectionOverrides
 from racfg.errors import UsageError
 from racfg.inventory import model as m
 from racfg.inventory.cluster import Cluster, ClusterHost, ClusterNic
+from racfg.policy.budget import SpineTier, bandwidth_budget
+from racfg.switches.ports import canonical_port
+from racfg.validate.fabric_routing import FabricIntent, intent_from_cluster
 
 # Seconds per TCP measurement / warm-up left out / fio job: (real cluster, lab).
 DURATION_S = (10, 3)
@@ -28,6 +35,21 @@ MAX_PROCESSES = 16
 WIRE_FRAMING = 38
 SHAPER_FRAMING = 14
 TCP_IP_HEADERS = 52  # IPv4 20 + TCP 20 + timestamps 12
+# Flows per cross-leaf link at least: ECMP hashes flows, not bytes, so a link loaded by one flow uses one
+# spine. Saturated paths split the bytes evenly whatever the flow count, as long as each path has a flow:
+# with 8, all on one of 2 spines happens 1 time in 128 (and a re-measurement hashes new ports).
+ECMP_FLOWS = 8
+
+
+@dataclass(frozen=True)
+class Uplink:
+    """One leaf's uplink (an ISL seen from the leaf): its canonical port, the spine, and its line rate
+    (the inventory's, scaled as the site's links are shaped: the lab shapes every link per 100G alike)."""
+
+    leaf: str
+    port: str
+    spine: str
+    rate_mbit: float
 
 
 @dataclass(frozen=True)
@@ -105,6 +127,15 @@ class SmokePlan:
     notes: list[str] = field(default_factory=list)
     array_mount: str | None = None  # the external array's mount point on the clients, when declared
     unreached: list[Link] = field(default_factory=list)  # client links with no storage link on their subnet
+    uplinks: list[Uplink] = field(default_factory=list)  # routed leaf-spine: every leaf's ISLs
+    fabric: FabricIntent | None = None  # routed leaf-spine: what validate's fabric checks judge against
+    spine: SpineTier | None = None  # the bandwidth budget's spine tier (leaf-spine)
+    uplinks_down: frozenset[tuple[str, str]] = frozenset()  # (leaf, port) the switch says is down, read by the run
+    scale: float = 1.0  # measured rate per declared rate: the lab's shaping (1 on a real site)
+
+    @property
+    def routed(self) -> bool:
+        return self.fabric is not None
 
     @property
     def client_hosts(self) -> list[str]:
@@ -120,7 +151,10 @@ class SmokePlan:
     def targets_for(self, client: Link) -> list[Link]:
         """Storage links a client link talks to: those on its subnet (a rail). The inventory routes no
         data subnet, so a storage address on another subnet is reached, if at all, through another
-        NIC, and the load would not be on this link."""
+        NIC, and the load would not be on this link. On a routed leaf-spine site: the storage links on
+        the other leaves, so the load crosses the spines."""
+        if self.routed:
+            return [s for s in self.storage if s.switch != client.switch]
         return [s for s in self.storage if s.network == client.network]
 
     def processes_for(self, client: Link) -> int:
@@ -128,6 +162,8 @@ class SmokePlan:
         if self.processes_per_link is not None:
             return self.processes_per_link
         wanted = math.ceil(client.rate_mbit / 1000 / GBPS_PER_IPERF3)
+        if self.routed:
+            wanted = max(wanted, ECMP_FLOWS)
         return max(1, min(MAX_PROCESSES, max(wanted, len(self.targets_for(client)))))
 
     def with_rates(self, rates: dict[str, tuple[float, str]]) -> SmokePlan:
@@ -181,8 +217,10 @@ def build_plan(cluster: Cluster, overrides: ConnectionOverrides, *, hosts: list[
                          hint="smoke loads the dgx links from the storage hosts")
     notes = []
     unreached = []
+    fabric = intent_from_cluster(cluster)
     if storage:
-        unreached = [c for c in clients if not any(s.network == c.network for s in storage)]
+        unreached = [c for c in clients if not any(s.switch != c.switch if fabric else s.network == c.network
+                                                   for s in storage)]
         clients = [c for c in clients if c not in unreached]
         if unreached:
             notes.append(f"{len(unreached)} dgx data link(s) not measured: no storage link on their subnet ("
@@ -221,4 +259,21 @@ def build_plan(cluster: Cluster, overrides: ConnectionOverrides, *, hosts: list[
         budget=acceptance.budget, fio_path=settings.fio_path,
         weka_mount=weka.mount_point if weka is not None and weka.clients == "dgx" else None,
         benchmark=benchmark, notes=notes, array_mount=array_mount, unreached=unreached,
+        **_leaf_spine(cluster, fabric, [*clients, *storage]),
     )
+
+
+def _leaf_spine(cluster: Cluster, fabric: FabricIntent | None, links: list[Link]) -> dict:
+    """The plan's leaf-spine fields: the fabric intent, the leaves' uplinks at the links' scale, the budget's
+    spine tier. The scale is the most common measured-over-declared rate of the host links (the lab's
+    per-100G shaping; 1 on a real site)."""
+    ratios = [round(link.rate_mbit / link.declared_mbit, 6) for link in links if link.declared_mbit]
+    scale = max(set(ratios), key=ratios.count) if ratios else 1.0
+    if fabric is None:
+        return {"scale": scale}
+    uplinks = []
+    for isl in cluster.topology.isls:
+        platform = cluster.switches[isl.leaf].platform
+        uplinks.append(Uplink(isl.leaf, canonical_port(platform, isl.leaf_port) or isl.leaf_port, isl.spine,
+                              isl.speed_gbps * 1000 * scale))
+    return {"fabric": fabric, "uplinks": uplinks, "spine": bandwidth_budget(cluster).spine, "scale": scale}

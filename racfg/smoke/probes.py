@@ -60,6 +60,21 @@ class SwitchCounters:
                 self.sessions.pop(name, None)
         return out
 
+    def ports_down(self, ports: list[tuple[str, str]]) -> frozenset[tuple[str, str]]:
+        """Of ``ports`` (switch, canonical port), those their switch reports operationally down (its facts,
+        read through the driver); a switch that cannot be read reports none."""
+        down = set()
+        for name in sorted({switch for switch, _ in ports}):
+            session = self.sessions.get(name)
+            if session is None:
+                continue
+            try:
+                interfaces = session.facts().interfaces  # type: ignore[attr-defined]
+            except (RacfgError, ValueError, OSError, EOFError):
+                continue
+            down |= {(s, p) for s, p in ports if s == name and p in interfaces and not interfaces[p].oper_up}
+        return frozenset(down)
+
     def close(self) -> None:
         for session in self.sessions.values():
             with contextlib.suppress(Exception):

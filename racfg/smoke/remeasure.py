@@ -3,7 +3,7 @@
 An item is one link in one direction, one scaling step or one figure: only that item is measured
 again, never its whole phase, so a re-measurement costs one load's seconds and the other items
 keep the readings they had. Which readings decide, and when to stop, is
-``racfg.smoke.judge.measure_again`` / ``deciding_reading``; this is the loop that runs them.
+``racfg.smoke.judge.readings.measure_again`` / ``deciding_reading``; this is the loop that runs them.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TypeVar
 
-from racfg.smoke.judge import measure_again
+from racfg.smoke.judge.readings import measure_again
 
 T = TypeVar("T")
 Announce = Callable[[str], None]  # told before each re-measurement (progress; a test's fault is lifted there)

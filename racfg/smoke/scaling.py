@@ -11,16 +11,9 @@ from __future__ import annotations
 from functools import partial
 
 from racfg.results import Result
-from racfg.smoke.judge import (
-    LinkMeasurement,
-    Reading,
-    ScalingVerdict,
-    StepMeasurement,
-    deciding_reading,
-    judge_scaling,
-    step_capacity,
-    with_readings,
-)
+from racfg.smoke.judge.links import LinkMeasurement
+from racfg.smoke.judge.readings import Reading, deciding_reading, with_readings
+from racfg.smoke.judge.scaling import ScalingVerdict, StepMeasurement, judge_scaling, step_capacity
 from racfg.smoke.links import Measure
 from racfg.smoke.plan import SmokePlan
 from racfg.smoke.remeasure import Announce, until_met
@@ -28,12 +21,21 @@ from racfg.smoke.units import rate_text
 
 
 def predicted(plan: SmokePlan, hosts: list[str]) -> float:
-    """The budget's view of a step: client links, storage links (both at its NIC efficiency), storage nodes."""
+    """The budget's view of a step: client links, storage links (both at its NIC efficiency), storage nodes,
+    and on a leaf-spine site the spine tier (racfg.policy.budget: what crosses the spines before the
+    fullest leaf's uplinks are full, at the links' scale: the lab's shaping)."""
     eff = plan.budget.nic_efficiency
     clients = sum(link.rate_mbit for host in hosts for link in plan.links_of(host)) * 1e6 * eff
     storage_links = sum(s.rate_mbit for s in plan.storage) * 1e6 * eff
     storage_nodes = len(plan.storage_hosts) * plan.budget.storage_node_gbytes_per_s * 8e9
-    return min(clients, storage_links, storage_nodes)
+    return min(clients, storage_links, storage_nodes, spine_tier_bits(plan))
+
+
+def spine_tier_bits(plan: SmokePlan) -> float:
+    """The budget's spine tier in bits/s at the links' scale: what crosses the spines at most (inf: no bound)."""
+    if plan.spine is None or plan.spine.limiting_leaf is None:
+        return float("inf")
+    return plan.spine.capacity_crossing * 8e9 * plan.scale
 
 
 def measure_scaling(plan: SmokePlan, measure: Measure, links: list[LinkMeasurement], limit: int, tick: Announce,
@@ -62,8 +64,12 @@ def measure_scaling(plan: SmokePlan, measure: Measure, links: list[LinkMeasureme
 
 
 def _margin(plan: SmokePlan, step: StepMeasurement, base: float) -> float:
-    """E(n) less the floor; 0 (nothing to judge, nothing to measure again) without a T(1)."""
-    return step.total / (step.n * base) - plan.scaling_floor if base > 0 else 0.0
+    """E(n) less the floor (and, across the spines, the share of what its links carry less the saturation
+    floor, the nearer miss); 0 (nothing to judge, nothing to measure again) without a T(1)."""
+    margin = step.total / (step.n * base) - plan.scaling_floor if base > 0 else 0.0
+    if plan.routed and 0 < step.capacity_bits < float("inf"):
+        margin = min(margin, step.total / step.capacity_bits - plan.saturation_floor)
+    return margin
 
 
 def _take(plan: SmokePlan, measure: Measure, n: int) -> StepMeasurement:

@@ -12,7 +12,7 @@ SSH channel after another instead, on a loaded machine they spread over seconds 
 made every other link an "outlier" of the best one. Released together, they still begin some tens
 of milliseconds apart on a busy machine (process start, connection set-up): a sum can run a few
 percent over what the links carry, and the judge counts no more than that (``best_of_kind``,
-``step_capacity`` in racfg.smoke.judge).
+``step_capacity`` in racfg.smoke.judge.links and .scaling).
 """
 
 from __future__ import annotations

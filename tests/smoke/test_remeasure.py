@@ -16,7 +16,7 @@ import pytest
 from racfg.inventory import load_cluster
 from racfg.inventory.model import Reference
 from racfg.results import Status
-from racfg.smoke.judge import Reading, deciding_reading, measure_again, remeasure_notes, with_readings
+from racfg.smoke.judge.readings import Reading, deciding_reading, measure_again, remeasure_notes, with_readings
 from racfg.smoke.links import measure_links
 from racfg.smoke.metrics import reference_margin, within
 from racfg.smoke.plan import Link, SmokePlan, build_plan

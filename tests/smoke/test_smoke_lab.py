@@ -27,7 +27,7 @@ from racfg.locking import site_lock
 from racfg.results import Report, Status
 from racfg.results.render import render_report
 from racfg.smoke.command import SmokeOptions, run_smoke
-from racfg.smoke.judge import REMEASURE
+from racfg.smoke.judge.readings import REMEASURE
 from racfg.smoke.remote import Fleet
 from tests.smoke.labnet import configure_data_plane
 

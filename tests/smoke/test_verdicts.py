@@ -15,14 +15,8 @@ from racfg.results import Report, Status
 from racfg.smoke.benchmark import figure, render
 from racfg.smoke.compare import compare_reports
 from racfg.smoke.iperf3_output import Iperf3Result
-from racfg.smoke.judge import (
-    LinkMeasurement,
-    StepMeasurement,
-    judge_scaling,
-    link_result,
-    outlier_results,
-    step_capacity,
-)
+from racfg.smoke.judge.links import LinkMeasurement, link_result, outlier_results
+from racfg.smoke.judge.scaling import StepMeasurement, judge_scaling, step_capacity
 from racfg.smoke.metrics import reference_text, within
 from racfg.smoke.plan import SmokePlan, build_plan, default_steps, tcp_ceiling
 from racfg.smoke.plots import plot_links, plot_scaling

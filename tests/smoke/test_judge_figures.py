@@ -1,0 +1,177 @@
+"""The verdicts smoke's phases used to build inline, now pure functions in racfg.smoke.judge: a phase or
+item that could not be measured, fio's source and figures, RDMA, the user's benchmark and NCCL, on
+tables of cases and recorded tool output (tests/smoke/fixtures, tests/hostfacts fixtures)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from racfg.hostfacts.nccl import parse_output
+from racfg.inventory.model import Reference
+from racfg.results import Status
+from racfg.smoke.benchmark import BenchmarkStep
+from racfg.smoke.fio import FioRun, FioTarget
+from racfg.smoke.fio_output import parse_fio
+from racfg.smoke.judge import benchmark, figures, nccl, phases
+from racfg.smoke.judge.storage import FioRefs, FioSide, fio_results, nothing_to_read
+from racfg.smoke.nccl_expect import Expectation, Isolation, PairRun
+from racfg.smoke.perftest_output import parse_perftest
+from racfg.smoke.plan import Link
+from tests.hostfacts.conftest import read_fixture
+
+FIXTURES = Path(__file__).parent / "fixtures"
+LINK = Link("dgx01", "dgx", "data0", "198.19.0.11/24", "sw1", "1/1", 100_000, "inventory", 9000,
+            declared_mbit=100_000)
+
+
+def recorded(name: str) -> str:
+    return (FIXTURES / name).read_bytes().decode()
+
+
+@pytest.mark.parametrize(("result", "check", "status", "says"), [
+    (phases.without_storage("links"), "links/run", Status.SKIP, "external array"),
+    (phases.not_measured("scaling", "dgx02: connection lost"), "scaling/run", Status.ERROR, "dgx02: connection lost"),
+    (phases.unreached_link(LINK), "link/dgx01:data0", Status.SKIP, "198.19.0.0/24"),
+])
+def test_what_could_not_be_measured_says_why(result, check, status, says) -> None:
+    assert (result.check, result.status) == (check, status) and says in result.message
+
+
+# (array mount, shared fs, clients mounted, fio_path, storage hosts with drives) -> status or None (fio runs)
+@pytest.mark.parametrize(("args", "status", "says"), [
+    (("/mnt/array", "/mnt/array", 0, None, 0), Status.FAIL, "mounted at /mnt/array on no client"),
+    (("/mnt/array", "/mnt/array", 3, None, 0), Status.SKIP, "names no file"),
+    ((None, "/mnt/weka", 3, None, 8), Status.SKIP, "names no file"),
+    ((None, None, 0, None, 0), Status.SKIP, "no storage host declares drives"),
+    ((None, "/mnt/weka", 0, None, 0), Status.SKIP, "no storage host declares drives"),
+    ((None, "/mnt/weka", 3, "/mnt/weka/big", 0), None, ""),
+    ((None, None, 0, None, 2), None, ""),
+])
+def test_fio_has_something_to_read_or_says_why_not(args, status, says) -> None:
+    result = nothing_to_read(*args)
+    if status is None:
+        assert result is None
+    else:
+        assert result is not None and result.status is status and says in result.message
+        assert result.fix if status is Status.FAIL else True
+
+
+LAB_FIO = recorded("fio-3.33_seqread-1m+randread-4k_json_readonly_racfg-lab.json")
+DRIVE = FioSide("drive", "fio_drive_read_gbytes_per_s", "drive-side", 10.8)
+CLIENT = FioSide("client", "fio_read_gbytes_per_s", "fio on the clients", 10.8)
+
+
+@pytest.mark.parametrize(("side", "refs", "statuses"), [
+    (DRIVE, FioRefs(None, None), [Status.SKIP]),  # a drive-side figure with no reference: reported, not judged
+    (CLIENT, FioRefs(Reference(value=0.001, lower=-0.1, unit="GB/s"), None), [Status.PASS]),
+    (CLIENT, FioRefs(Reference(value=1000.0, lower=-0.1, unit="GB/s"), None), [Status.FAIL]),
+    (CLIENT, FioRefs(Reference(value=0.001, lower=-0.1, unit="GB/s"), Reference(value=1e9, lower=-0.1, unit="IOPS")),
+     [Status.PASS, Status.FAIL]),
+])
+def test_fio_figures_from_a_recorded_lab_run(side, refs, statuses) -> None:
+    runs = [FioRun(FioTarget("st1", ["/dev/nvme0n1"]), parse_fio(LAB_FIO))]
+    results = fio_results(side, "one", runs, refs)
+    assert [r.status for r in results] == statuses
+    assert results[0].data["seq_bytes_per_s"] > 0 and results[0].target == "st1"
+
+
+def test_a_failed_fio_run_is_an_error_naming_the_host() -> None:
+    runs = [FioRun(FioTarget("st2", ["/dev/nvme0n1"]), None, "exit 1: no such file")]
+    [result] = fio_results(DRIVE, "all", runs, FioRefs(None, None))
+    assert result.status is Status.ERROR and "st2" in result.message and "no such file" in result.message
+
+
+PERFTEST = parse_perftest(recorded("ib_write_bw_--report_gbits_RoCE-100G_DGX-1_ConnectX-5_MOFED4.7_deepops-doc.txt"))
+
+
+@pytest.mark.parametrize(("rate_mbit", "status"), [(100_000, Status.PASS), (200_000, Status.FAIL)])
+def test_rdma_against_line_rate_from_recorded_perftest(rate_mbit, status) -> None:
+    """92.4 Gb/s recorded: 92% of a 100G link passes the 0.9 floor; 46% of a 200G link fails, with a fix."""
+    result = figures.rdma_result("ib_write_bw", replace(LINK, rate_mbit=rate_mbit), "mlx5_0", "st1", PERFTEST, 0.9)
+    assert result.status is status and result.check == "rdma/ib_write_bw/dgx01:data0"
+    assert result.data["metrics"][0]["value"] == pytest.approx(92.40)
+    assert (result.fix is None) == (status is Status.PASS)
+
+
+@pytest.mark.parametrize(("has_device", "says"), [(False, "dgx01:data0 has no RDMA device"),
+                                                  (True, "no storage link with an RDMA device")])
+def test_rdma_unmeasured_says_which_side_lacks_the_device(has_device, says) -> None:
+    result = figures.rdma_unmeasured(LINK, has_device)
+    assert result.status is Status.SKIP and says in result.message
+
+
+def step(n: int, value: float | None, shape: str | None = None) -> BenchmarkStep:
+    return BenchmarkStep(n, [f"dgx{i}" for i in range(1, n + 1)], value, {}, None if value else "no match",
+                         shape=shape)
+
+
+REFS = {1: Reference(value=100.0, lower=-0.1, unit="img/s"), 4: Reference(value=400.0, lower=-0.1, unit="img/s")}
+
+
+# (step, base T(1), status): against its reference when there is one, else on E(n), else reported
+@pytest.mark.parametrize(("s", "base", "status", "margin"), [
+    (step(1, 95.0), None, Status.PASS, 0.05),
+    (step(4, 300.0), 95.0, Status.FAIL, -0.15),  # a reference decides, not E(4) = 0.79
+    (step(2, 190.0), 100.0, Status.PASS, 0.05),  # no reference for 2: E(2) = 0.95 against 0.9
+    (step(3, 240.0), 100.0, Status.FAIL, -0.1),  # E(3) = 0.8
+    (step(2, 190.0, "2x4"), 100.0, Status.SKIP, 0.0),  # a shape with no reference: reported
+    (step(2, None), 100.0, Status.ERROR, -1.0),
+])
+def test_benchmark_step_verdicts(s, base, status, margin) -> None:
+    result = benchmark.step_result("resnet50", "img/s", "ssh", REFS, base, s, 0.9)
+    assert result.status is status
+    assert benchmark.step_margin(REFS, base, s, 0.9) == pytest.approx(margin)
+
+
+def test_an_unrun_equivalence_group_names_its_missing_shapes() -> None:
+    result = benchmark.equivalence_unrun("resnet50", ["1x8", "2x4", "4x2"], ["4x2"])
+    assert result.status is Status.SKIP and result.check == "benchmark/resnet50/equivalent/1x8=2x4=4x2"
+    assert result.message.endswith("4x2")
+
+
+@pytest.mark.parametrize(("missing", "required", "status"), [
+    ({}, ["dgx1"], None),
+    ({"dgx1": "nvidia-smi not found"}, [], Status.SKIP),
+    ({"dgx1": "nvidia-smi not found"}, ["dgx1", "dgx2"], Status.FAIL),
+])
+def test_gpus_missing_skip_on_a_lab_and_fail_where_required(missing, required, status) -> None:
+    result = nccl.gpus_result(missing, required)
+    assert (result.status if result else None) is status
+
+
+NCCL_RUN = parse_output(read_fixture("all_reduce_perf_1node-8x-A100-SXM4-40GB_validation0-NA_superbench.txt"))
+
+
+@pytest.mark.parametrize(("mark", "status"), [
+    (Expectation(200.0, "0.75 of NVLink"), Status.PASS),  # recorded 235.26 GB/s
+    (Expectation(250.0, "0.75 of NVLink"), Status.FAIL),
+    (None, Status.SKIP),
+])
+def test_nccl_run_from_a_recorded_all_reduce(mark, status) -> None:
+    result = nccl.run_result("dgx1", "nccl/node/dgx1", "dgx1's 8 GPUs", NCCL_RUN, mark)
+    assert result.status is status and result.data["busbw_gbytes_per_s"] == pytest.approx(235.26)
+
+
+def test_nccl_run_that_gave_no_output_is_an_error() -> None:
+    assert nccl.run_result("cluster", "nccl/n2", "2 nodes", "exit 1: no rows", None).status is Status.ERROR
+
+
+@pytest.mark.parametrize(("values", "knee"), [({2: 20.0, 4: 19.5, 8: 19.0}, None), ({2: 20.0, 4: 19.5, 8: 12.0}, 8)])
+def test_nccl_scaling_knee(values, knee) -> None:
+    result = nccl.scaling_result(values, 0.9)
+    assert result.data["knee"] == knee and (result.status is Status.PASS) == (knee is None)
+
+
+def test_isolation_names_the_node_at_fault_else_the_pair() -> None:
+    mark = Expectation(10.0, "0.9 of line rate")
+    runs = [PairRun(("a", "b"), 4.0, 1), PairRun(("c", "d"), 11.0, 1)]
+    by_node = nccl.isolation_results(Isolation(runs, bad_nodes=["a"]), mark)
+    assert [(r.target, r.status) for r in by_node] == [("a", Status.FAIL)]
+    assert "racfg validate --limit a" in (by_node[0].fix or "")
+    [pair] = nccl.isolation_results(Isolation(runs, bad_pairs=[("a", "b")]), mark)
+    assert pair.status is Status.FAIL and pair.check == "nccl/isolate"
+    [clean] = nccl.isolation_results(Isolation(runs), mark)
+    assert clean.status is Status.PASS

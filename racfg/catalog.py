@@ -13,6 +13,8 @@ from dataclasses import dataclass
 PLATFORMS = ("onyx", "eos", "mlnxos-ib")
 ETHERNET_PLATFORMS = ("onyx", "eos")
 IB_PLATFORMS = ("mlnxos-ib",)
+# The largest port MTU each Ethernet platform accepts (Onyx: 9216; EOS: 9214, its documented maximum).
+MAX_PORT_MTU = {"onyx": 9216, "eos": 9214}
 
 
 @dataclass(frozen=True)

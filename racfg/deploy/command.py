@@ -44,6 +44,9 @@ class DeployOptions(Selection):
     # Check mode: the switches' facts read already in this run (name -> SwitchFacts.to_dict(); drift
     # reads each switch once for all its layers): the switch play plans from them without logging in.
     switch_facts: dict[str, dict[str, Any]] | None = None
+    # The inventory rendered already in this run (drift renders once for all its layers); None: this
+    # run renders its own into its record.
+    rendered: Path | None = None
 
 
 @dataclass
@@ -120,8 +123,9 @@ def run_deploy(cluster: Cluster, options: DeployOptions, title: str = "deploy",
                           holder=options.lock_holder or ("deploy --check" if options.check else "deploy")), \
             stop_on_signals() as stop:
         record = RunRecord.create("deploy" if not options.check else "deploy-check")
-        inventory_dir = record.path / "inventory"
-        write_rendered(cluster, inventory_dir)
+        inventory_dir = options.rendered or record.path / "inventory"
+        if options.rendered is None:
+            write_rendered(cluster, inventory_dir)
         if overrides.active:
             record.write_json("connection.json", {"provider": overrides.provider,
                                                   "substitutions": list(overrides.substitutions)})

@@ -14,6 +14,7 @@ import ipaddress
 from collections import Counter
 from collections.abc import Iterator
 
+from racfg.catalog import MAX_PORT_MTU
 from racfg.inventory.cluster import Cluster
 from racfg.policy.findings import Finding
 from racfg.policy.rules import rule
@@ -72,6 +73,14 @@ def isl_mtu(c: Cluster) -> Iterator[Finding]:
                       "inter-switch link MTU below the hosts' MTU: large frames between leaves would be dropped",
                       "set isl_mtu: 9216 (or remove it for the default)", expected=f">= {need}",
                       actual=str(f.effective_isl_mtu))
+    on_isls = {name for isl in c.topology.isls for name in (isl.leaf, isl.spine)}
+    too_big = sorted(name for name in on_isls
+                     if f.effective_isl_mtu > MAX_PORT_MTU.get(c.switches[name].platform, f.effective_isl_mtu))
+    if too_big:
+        limit = min(MAX_PORT_MTU[c.switches[name].platform] for name in too_big)
+        yield Finding("error", "isl-mtu", ("fabric", "isl_mtu"),
+                      f"inter-switch link MTU above what {', '.join(too_big)} accept: the switch refuses the config",
+                      f"set isl_mtu: {limit}", expected=f"<= {limit}", actual=str(f.effective_isl_mtu))
 
 
 @rule("fabric-addressing", "ISL /31s, gateways and host addresses are unique; ISLs lie outside the data and "

@@ -41,7 +41,7 @@ HOST_STATE = (f"md5sum /var/lib/dpkg/status; ls -A /var/tmp {WORKDIR} 2>&1; ls -
 
 @pytest.fixture(scope="module")
 def lab() -> Iterator[testing.LabHandle]:
-    with testing.running_lab(INVENTORY, fresh=True) as handle:
+    with testing.running_lab(INVENTORY) as handle:
         yield handle
 
 

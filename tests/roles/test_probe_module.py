@@ -7,6 +7,7 @@ The roles skip their tasks when the probe finds nothing different, so a check th
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import sys
 from pathlib import Path
@@ -130,3 +131,13 @@ def test_host_facts_read_the_baseline_document_with_the_hosts_own_tools(tmp_path
     assert doc["gpu"] is None
     assert "bash" in doc["packages"] and doc["packages"]["bash"]
 
+
+
+def test_host_facts_take_the_links_from_the_probes_own_ip_read_when_it_made_one() -> None:
+    """The common role's probe reads ``ip -j addr show`` for the fabric role: the baseline document is
+    built from that output, not from a second run of ip (data0 exists only in the given output)."""
+    given = json.dumps([{"ifname": "data0", "mtu": 9000,
+                         "addr_info": [{"family": "inet", "local": "198.19.0.11", "prefixlen": 24}]}])
+    doc = racfg_probe.host_facts({"nics": ["data0", "lo"], "identity": {"host": "dgx01"}}, ip_addr=given)
+    assert doc["nics"]["data0"]["mtu"] == 9000 and doc["nics"]["data0"]["addresses"] == ["198.19.0.11/24"]
+    assert doc["nics"]["lo"] is None  # not in the given read

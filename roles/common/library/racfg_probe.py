@@ -26,6 +26,8 @@ import re
 import subprocess
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible.module_utils.facts.system.distribution import DistributionFactCollector
+from ansible.module_utils.facts.system.platform import PlatformFactCollector
 
 DOCUMENTATION = r"""
 module: racfg_probe
@@ -102,6 +104,13 @@ options:
       leaves its fact empty."
     type: dict
     default: {}
+  facts:
+    description: >-
+      Also return, as ansible_facts, the few facts the roles read (hostname, kernel, distribution,
+      distribution_version, distribution_release), by Ansible's own collectors: the play then
+      gathers no facts (a setup run per host saved on every run).
+    type: bool
+    default: false
 """
 
 RETURN = r"""
@@ -111,6 +120,7 @@ exists: {description: path -> whether it exists, type: dict}
 outputs: {description: name -> the command's stdout, type: dict}
 checked: {description: how many things were compared, type: int}
 racfg_host_facts: {description: the baseline document, only when host_facts is given, type: dict}
+ansible_facts: {description: "with facts: hostname, kernel and the distribution facts, as setup names them", type: dict}
 """
 
 
@@ -298,14 +308,38 @@ def gpu_facts() -> dict | None:
     return {"driver": rows[0][0], "vbios": ", ".join(sorted({r[1] for r in rows if len(r) > 1}))}
 
 
-def host_facts(spec: dict) -> dict:
+FACT_NAMES = ("hostname", "kernel", "distribution", "distribution_version", "distribution_release")
+
+
+def system_facts(module: AnsibleModule) -> dict:
+    """The facts the roles read, by the collectors setup's min subset runs (the same values a
+    gathering play would have, without its other collectors)."""
+    found = {**PlatformFactCollector().collect(module=module), **DistributionFactCollector().collect(module=module)}
+    return {name: found.get(name) for name in FACT_NAMES}
+
+
+def identity(given: dict, facts: dict | None) -> dict:
+    """The baseline's identity: kernel and OS as the inventory's spec gives them (facts.yml, after a
+    gathering play), else from ``facts`` (a run that gathered none), in the same form."""
+    if not facts:
+        return given
+    found = {"kernel": facts.get("kernel"),
+             "os": f"{facts.get('distribution')} {facts.get('distribution_version')}"}
+    return {**given, **{key: value for key, value in found.items() if not given.get(key)}}
+
+
+IP_ADDR = ["ip", "-j", "addr", "show"]
+
+
+def host_facts(spec: dict, facts: dict | None = None, ip_addr: str | None = None) -> dict:
     """The baseline document racfg keeps and drift compares: identity (host, kernel, OS, as Ansible's
-    facts know them) with what the host's own tools say."""
-    rc, text = run(["ip", "-j", "addr", "show"])
+    facts know them) with what the host's own tools say. ``ip_addr``: IP_ADDR's output where this
+    module run read it already (the common role's probe reads it for the fabric role)."""
+    rc, text = (0, ip_addr) if ip_addr is not None else run(IP_ADDR)
     links = {link["ifname"]: link for link in json.loads(text)} if rc == 0 and text.strip() else {}
     rc, ofed = run(["ofed_info", "-s"])
     return {
-        **(spec.get("identity") or {}),
+        **identity(spec.get("identity") or {}, facts),
         "packages": installed_packages(),
         "ofed": ofed.strip().rstrip(":") if rc == 0 and ofed.strip() else None,
         "nics": {name: nic_facts(name, links) for name in spec.get("nics") or []},
@@ -337,6 +371,7 @@ def main() -> None:
     spec = {name: {"type": "list", "elements": "dict", "default": []} for name in lists}
     spec.update({name: {"type": "list", "elements": "str", "default": []} for name in ("packages", "read", "exists")})
     spec["host_facts"] = {"type": "dict", "default": {}}
+    spec["facts"] = {"type": "bool", "default": False}
     module = AnsibleModule(argument_spec=spec, supports_check_mode=True)
     params = module.params
     outputs, error = command_outputs(params["outputs"])
@@ -357,9 +392,14 @@ def main() -> None:
         data = read_bytes(path)
         read[path] = None if data is None else data.decode(errors="replace")
     checked = sum(len(items) for _check, items in checks) + len(params["packages"]) + len(params["units"])
-    baseline = {"racfg_host_facts": host_facts(params["host_facts"])} if params["host_facts"] else {}
+    facts = system_facts(module) if params["facts"] or params["host_facts"] else {}
+    extra = {"ansible_facts": facts} if params["facts"] else {}
+    if params["host_facts"]:
+        ip_addr = next((outputs.get(item["name"]) for item in params["outputs"]
+                        if [str(arg) for arg in item["argv"]] == IP_ADDR), None)
+        extra["racfg_host_facts"] = host_facts(params["host_facts"], facts, ip_addr)
     module.exit_json(changed=False, differs=differs, checked=checked, read=read, outputs=outputs,
-                     exists={path: os.path.exists(path) for path in params["exists"]}, **baseline)
+                     exists={path: os.path.exists(path) for path in params["exists"]}, **extra)
 
 
 if __name__ == "__main__":

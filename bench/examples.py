@@ -8,7 +8,9 @@ validate's and smoke's totals, the lab's peak memory (drop of MemAvailable from 
 sampled every second) and the load average, since the machine is shared.
 
 Targets on this 2-core machine: first demo < 4 min, re-run < 3 min, lab memory < 2 GiB for the
-largest. Run as root:  .venv/bin/python bench/examples.py [--no-smoke | --smoke-runs N] [lab ra-ethernet ...]
+17-host examples; the 40-host leaf-spine examples (issue 37): first demo < 10 min (their re-run and
+memory are printed, without a target).
+Run as root:  .venv/bin/python bench/examples.py [--no-smoke | --smoke-runs N] [lab ra-ethernet ...]
 Exit status 1 when a run fails, something is left behind or a target is missed.
 """
 
@@ -32,10 +34,12 @@ from racfg.lab import switch_password  # noqa: E402
 from racfg.lab.state import load_state  # noqa: E402
 from racfg.lab.status import collect  # noqa: E402
 
-# ra-leafspine*.yaml are left out until the lab routes leaf-spine sites (issue 37; `lab up` refuses them)
-EXAMPLES = ["lab", "ra-ethernet", "ra-infiniband", "ra-arista"]
+EXAMPLES = ["lab", "ra-ethernet", "ra-infiniband", "ra-arista", "ra-leafspine", "ra-leafspine-eos"]
 GIB = 1024**3
 TARGETS = {"first": 240.0, "rerun": 180.0, "memory": 2 * GIB}
+# per example where it differs (None: printed, no target)
+EXAMPLE_TARGETS: dict[str, dict[str, float | None]] = {
+    name: {"first": 600.0, "rerun": None, "memory": None} for name in ("ra-leafspine", "ra-leafspine-eos")}
 SUMMARY = re.compile(r"changed=(\d+) failed=(\d+) unreachable=(\d+)")
 TOTALS = re.compile(r"^(\d+ passed, \d+ failed, \d+ skipped, \d+ errors)", re.MULTILINE)
 
@@ -188,10 +192,11 @@ def main(argv: list[str]) -> int:
             missed.append(f"{name}: the re-run changed something (logs in {logs})")
         if run.left:
             missed.append(f"{name}: left behind after lab down: {', '.join(run.left)}")
-        for label, value, target in (("first demo", first.seconds, TARGETS["first"]),
-                                     ("re-run", second.seconds, TARGETS["rerun"]),
-                                     ("lab memory", run.peak_memory, TARGETS["memory"])):
-            if value > target:
+        targets = {**TARGETS, **EXAMPLE_TARGETS.get(name, {})}
+        for label, value, target in (("first demo", first.seconds, targets["first"]),
+                                     ("re-run", second.seconds, targets["rerun"]),
+                                     ("lab memory", run.peak_memory, targets["memory"])):
+            if target is not None and value > target:
                 missed.append(f"{name}: {label} {value:.0f} over its target {target:.0f}")
     for line in missed:
         print("MISSED", line)

@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
-"""Every racfg command measured at 4, 17 and 64 hosts on the virtual lab (issue 14).
+"""Every racfg command measured at 4, 17, 64 and 128 hosts on the virtual lab (issues 14 and 38).
 
 Sizes (each a lab of its own site, so it never meets another person's lab):
    4  inventory/lab.yaml as site ``scale4`` (198.18.70.0/24, 198.19.70.0/24)
   17  inventory/ra-ethernet.yaml as site ``scale17`` (198.18.72.0/24, 198.19.72.0/24), with inbox
       OFED, no drive models and a lab switch password, as in bench/deploy.py
   64  bench/pod64.yaml (48 DGX + 16 storage nodes on one 7368X)
+ 128  bench/pod128.yaml (96 DGX + 32 storage nodes on 8 SN2700 leaves x 2 spines, routed)
 
 Per size: ``lab up`` (wall, memory), first deploy, no-change re-run, the same re-run by plain
 ``ansible-playbook`` (the reference racfg's wrapper is held to) and through ansible-runner alone
@@ -17,10 +18,12 @@ apart from the next, which is the size of the difference being measured.
 Each command row: wall seconds, the controller's CPU-seconds per host (racfg and everything it
 starts, see cpu_account.py) and the lab machines' CPU-seconds per host. Then the per-host slope
 of each (least squares over the sizes run). Targets: no-change deploy < 2.7 controller CPU-s per
-host; racfg < 1.10x plain ansible-playbook; validate at 64 hosts < 60 s; 64-host lab up < 30 s
-and < 1 GiB.
+host; racfg < 1.10x plain ansible-playbook; and the per-size targets in TARGETS (64 hosts: lab up
+< 30 s and < 1 GiB, validate < 60 s; the 128-host pod: lab up < 60 s and < 1.5 GiB, validate < 30 s,
+drift < 4 min, smoke < 20 min), each printed with its verdict (memory: the larger of the lab
+processes' PSS and the drop in MemAvailable).
 
-    .venv/bin/python bench/scale.py [--sizes 4,17,64] [--skip smoke,drift] [--repeat 3]
+    .venv/bin/python bench/scale.py [--sizes 4,17,64,128] [--skip smoke,drift] [--repeat 3]
 
 Needs root; builds and removes its labs (a 64-host lab is heavy on a 2-core machine: run alone).
 """
@@ -49,12 +52,16 @@ RATIO_TARGET = 1.10  # racfg's controller CPU over plain ansible-playbook's on t
 # The three ways the no-change site.yml runs, as the rows name them
 RERUN, PLAIN, RUNNER = "no-change deploy", "plain ansible-playbook", "ansible-runner alone"
 GIB = 1024**3
+# Per size: each command's wall-time ceiling in seconds, and lab up's memory ceiling in GiB
+TARGETS: dict[int, dict[str, float]] = {64: {"lab up": 30.0, "validate": 60.0},
+                                        128: {"lab up": 60.0, "validate": 30.0, "drift": 240.0, "smoke": 1200.0}}
+MEMORY_TARGETS: dict[int, float] = {64: 1.0, 128: 1.5}
 
 
 def lab_copy(size: int, tmp: Path) -> Path:
     """The inventory of a size, as a lab of its own site and subnets."""
-    if size == 64:
-        return REPO / "bench" / "pod64.yaml"
+    if size in (64, 128):
+        return REPO / "bench" / f"pod{size}.yaml"
     if size == 4:
         text = (REPO / "inventory" / "lab.yaml").read_text()
         text = text.replace("  name: lab\n", "  name: scale4\n")
@@ -67,7 +74,7 @@ def lab_copy(size: int, tmp: Path) -> Path:
         text = text.replace("        model: Micron 9200\n", "")
         text = text.replace("      password_env: RACFG_SN2700_PASSWORD\n", "      lab: true\n")
     else:
-        raise SystemExit(f"no inventory for size {size}: use 4, 17 or 64")
+        raise SystemExit(f"no inventory for size {size}: use 4, 17, 64 or 128")
     path = tmp / f"scale{size}.yaml"
     path.write_text(text)
     return path
@@ -88,6 +95,7 @@ class Row:
     controller: float | None = None  # CPU-s per host
     lab: float | None = None  # CPU-s per host
     note: str = ""
+    gib: float | None = None  # lab up: the larger of the lab's PSS and the drop in MemAvailable
 
 
 @dataclass
@@ -173,7 +181,8 @@ def bench_size(bench: Bench, size: int, inventory: Path, steps: set[str], tmp: P
         assert state is not None
         pss = status.collect(state).memory_mib / 1024
         delta = (before - mem_available()) / GIB
-        bench.rows.append(Row(size, "lab up", up_wall, note=f"{pss:.2f} GiB PSS, {delta:.2f} GiB MemAvailable"))
+        bench.rows.append(Row(size, "lab up", up_wall, note=f"{pss:.2f} GiB PSS, {delta:.2f} GiB MemAvailable",
+                              gib=max(pss, delta)))
         print(f"  {'lab up':<22} {up_wall:7.1f} s  {pss:.2f} GiB PSS of lab processes, "
               f"{delta:.2f} GiB less MemAvailable  (load {load()})", flush=True)
         spaces = netns_inodes(f"rf-{site}.")
@@ -298,6 +307,26 @@ def ratio_lines(rows: list[Row], size: int) -> list[str]:
     return out
 
 
+def target_lines(rows: list[Row], size: int) -> list[str]:
+    """Each measured command of ``size`` that has a target (TARGETS, MEMORY_TARGETS): figure, target,
+    verdict. A command that failed (its note says the exit) is judged missed whatever its time."""
+    out = []
+    for what, seconds in TARGETS.get(size, {}).items():
+        row = median_row(rows, size, what)
+        if row is None:
+            out.append(f"{what} [< {seconds:g} s]: not measured")
+            continue
+        failed = re.match(r"exit \d+:", row.note) is not None  # record()'s note of an exit outside ``ok``
+        line = f"{what} {row.wall:.1f} s [< {seconds:g} s]"
+        met = row.wall < seconds and not failed
+        memory = MEMORY_TARGETS.get(size) if what == "lab up" else None
+        if memory is not None and row.gib is not None:
+            line += f", {row.gib:.2f} GiB [< {memory:g} GiB]"
+            met = met and row.gib < memory
+        out.append(f"{line}: {'met' if met else 'missed'}" + (f" ({row.note})" if failed else ""))
+    return out
+
+
 def report(rows: list[Row], sizes: list[int]) -> None:
     what_order: list[str] = []
     for row in rows:
@@ -332,12 +361,14 @@ def report(rows: list[Row], sizes: list[int]) -> None:
         rerun = median_row(rows, size, RERUN)
         if rerun and rerun.controller:
             print(f"{size:>3} hosts: no-change deploy {rerun.controller:.2f} controller CPU-s per host  [< 2.7]")
+        for line in target_lines(rows, size):
+            print(f"{size:>3} hosts: {line}")
     print(f"machine: {os.cpu_count()} CPUs, load {load()}")
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--sizes", default="4,17,64", help="comma separated: 4, 17, 64")
+    parser.add_argument("--sizes", default="4,17,64", help="comma separated: 4, 17, 64, 128")
     parser.add_argument("--skip", default="", help=f"comma separated steps to leave out: {','.join(STEPS)}")
     parser.add_argument("--repeat", type=int, default=1,
                         help="run the no-change re-run, plain ansible-playbook and ansible-runner alone this many "

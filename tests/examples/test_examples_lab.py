@@ -6,7 +6,9 @@ Ethernet/EOS (ra-arista, modular port names, two rails), InfiniBand (ra-infiniba
 one lab (module scope, torn down after its tests): `racfg demo` converges with the substitutions
 printed once, validates, smokes and ends with its summary and report (again: no changes), a
 second deploy of the substituted roles changes nothing, and validate is clean
-with the lab's skips saying why. bench/examples.py runs the full-size examples end to end.
+with the lab's skips saying why. bench/examples.py runs the full-size examples end to end. The
+leaf-spine examples (ra-leafspine, ra-leafspine-eos: 40 hosts) run in the suite in their small form,
+deployed and routed across the spines: tests/lab/test_leafspine_site_lab.py.
 """
 
 from __future__ import annotations
@@ -72,7 +74,7 @@ def example(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFac
     env = {k: v for k, v in os.environ.items()
            if k not in {s.spec.credentials.password_env for s in cluster.switches.values()}}
     env.update(RACFG_STATE_DIR=str(tmp_path_factory.mktemp(f"state-{cluster.name}")), RACFG_PLAIN="1")
-    with running_lab(inventory, fresh=True):
+    with running_lab(inventory):
         yield Example(inventory, env)
 
 

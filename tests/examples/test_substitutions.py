@@ -30,7 +30,7 @@ from racfg.render import group_vars, write_rendered
 from racfg.results import Status
 from racfg.validate.command import ValidateOptions, run_checks
 from racfg.validate.context import RenderedSite, ValidateContext
-from racfg.validate.expectations import expected_packages
+from racfg.validate.expectations import drive_models_unchecked, expected_packages, role_defaults
 from racfg.validate.probe import HostProbe, Section
 
 REPO = Path(__file__).resolve().parents[2]
@@ -49,6 +49,8 @@ def lab_overrides(inventory: str) -> ConnectionOverrides:
     ("ra-ethernet.yaml", True, True, False),
     ("ra-arista.yaml", True, True, False),
     ("ra-infiniband.yaml", True, False, True),
+    ("ra-leafspine.yaml", True, True, False),
+    ("ra-leafspine-eos.yaml", True, True, False),
 ])
 def test_each_example_gets_exactly_the_substitutions_it_needs(inventory, ofed, drives, ipoib):
     overrides = lab_overrides(inventory)
@@ -144,3 +146,12 @@ def test_ofed_pin_outside_the_lab_fails_without_mlnx_ofed_and_the_lab_skips_it_s
     result = check("*/rdma/ofed_version", {"ofed_info": NOT_FOUND}, lab_overrides("ra-infiniband.yaml"))
     assert result.status is Status.SKIP and "MLNX_OFED 4.5-1.0.1.0 not checked" in result.message
     assert "inbox" in result.message
+
+
+def test_drive_models_unchecked_names_the_providers_reason_else_the_roles_own():
+    assert drive_models_unchecked({}) is None
+    assert drive_models_unchecked({"nvme_storage_check_model": True}) is None
+    assert drive_models_unchecked({"nvme_storage_check_model": False,
+                                   "nvme_storage_check_model_reason": DRIVE_MODEL_REASON}) == DRIVE_MODEL_REASON
+    assert drive_models_unchecked({"nvme_storage_check_model": False}) == \
+        role_defaults("nvme_storage")["nvme_storage_check_model_reason"]

@@ -185,6 +185,11 @@ def _rule_case(change: str) -> dict[str, Any]:
         data["links"].append({"leaves": "leaf2", "spines": "spine2", "leaf_port": "1/31", "spine_port": "1/5"})
     elif change == "isl-mtu":
         data["fabric"]["isl_mtu"] = 1500
+    elif change == "isl-mtu-eos":  # the default 9216 on an EOS spine, whose ports stop at 9214
+        data["switches"][3].update(platform="eos", model="7060CX-32S")
+        data["links"] = [{**data["links"][0], "spines": "spine1"},
+                         {**data["links"][0], "spines": "spine2", "spine_port": "Ethernet1"}]
+        data["links"][1]["leaf_port"] = "1/32"
     elif change == "oversubscribed":
         data["hosts"][0]["name"] = "dgx[01:03]"
     elif change == "pool-in-data":
@@ -204,6 +209,7 @@ def _rule_case(change: str) -> dict[str, Any]:
     ("two-islands", "leaf-spine-mesh", "switches[0]", "leaf leaf1 has no link to spine2"),
     ("unequal", "leaf-spine-mesh", "switches[1]", "leaf leaf2 has an unequal number of links per spine (spine1: 2)"),
     ("isl-mtu", "isl-mtu", "fabric.isl_mtu", "below the hosts' MTU"),
+    ("isl-mtu-eos", "isl-mtu", "fabric.isl_mtu", "inter-switch link MTU above what spine2 accept"),
     ("oversubscribed", "oversubscription", "switches[0]", "leaf leaf1 is oversubscribed 1.50:1"),
     ("pool-in-data", "fabric-addressing", "links[0]", "198.19.200.0/31 is already used by 198.19.0.0/16"),
     ("pool-in-mgmt", "fabric-addressing", "links[0]", "198.18.255.0/31 is already used by 198.18.0.0/16"),
@@ -294,12 +300,10 @@ def test_examples_bom_and_plan(name):
     assert budget.fed and budget.spine is not None and budget.spine.cross_share == pytest.approx(0.75)
 
 
-def test_the_lab_refuses_leaf_spine_sites_until_its_switches_route(tmp_path):
-    from racfg.errors import UsageError
+def test_the_lab_builds_leaf_spine_sites(tmp_path):
     from racfg.lab.lifecycle import _check_labbable
 
-    with pytest.raises(UsageError, match="the lab does not build leaf-spine sites yet"):
-        _check_labbable(load_cluster(write(tmp_path, leafspine())))
+    assert _check_labbable(load_cluster(write(tmp_path, leafspine()))) is None
 
 
 def test_budget_warning_names_the_uplinks_when_they_limit(tmp_path):

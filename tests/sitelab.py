@@ -37,9 +37,8 @@ def wait_for(what: str, condition: Callable[[], bool], timeout: float = 90.0) ->
 class DeployedSite:
     """The deployed lab and the commands a test runs on it."""
 
-    inventory = INVENTORY
-
-    def __init__(self, handle, state_dir: Path) -> None:
+    def __init__(self, handle, state_dir: Path, inventory: Path = INVENTORY) -> None:
+        self.inventory = inventory
         self.lab = handle
         self.state_dir = state_dir
         self.env = {**os.environ, "RACFG_STATE_DIR": str(state_dir), "RACFG_PLAIN": "1"}
@@ -50,7 +49,7 @@ class DeployedSite:
                               stdin=subprocess.DEVNULL)
 
     def json_command(self, command: str, *args: str) -> tuple[int, dict]:
-        proc = self.racfg(command, str(INVENTORY), "--format", "json", *args)
+        proc = self.racfg(command, str(self.inventory), "--format", "json", *args)
         assert proc.returncode in (0, 1, 3), proc.stdout[-2000:] + proc.stderr[-3000:]
         return proc.returncode, json.loads(proc.stdout)
 
@@ -61,18 +60,21 @@ class DeployedSite:
         return self.json_command("drift", *args)
 
     def deploy(self, *args: str) -> None:
-        proc = self.racfg("deploy", str(INVENTORY), "--yes", *args)
+        proc = self.racfg("deploy", str(self.inventory), "--yes", *args)
         assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
 
     @property
     def switch(self) -> SwitchTarget:
-        sw = self.lab.cluster.switches["sw1"].spec
-        return SwitchTarget("sw1", sw.platform, sw.mgmt, username="admin",
-                            password=self.lab.overrides.switch_passwords["sw1"])
+        return self.switch_target("sw1")
 
-    def switch_cli(self, lines: list[str], save: bool = True) -> None:
-        """Configure the switch as an operator would, over its SSH CLI."""
-        with SwitchSession(self.switch) as session:
+    def switch_target(self, name: str) -> SwitchTarget:
+        sw = self.lab.cluster.switches[name].spec
+        return SwitchTarget(name, sw.platform, sw.mgmt, username="admin",
+                            password=self.lab.overrides.switch_passwords[name])
+
+    def switch_cli(self, lines: list[str], save: bool = True, switch: str = "sw1") -> None:
+        """Configure a switch as an operator would, over its SSH CLI."""
+        with SwitchSession(self.switch_target(switch)) as session:
             session.conn.send_config_set([*lines, *(["configuration write"] if save else [])])
 
     def lldp_is(self, expected: dict[str, str]) -> bool:

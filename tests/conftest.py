@@ -35,7 +35,7 @@ def lab() -> Iterator[testing.LabHandle]:
 @pytest.fixture(scope="session")
 def deployed_site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[sitelab.DeployedSite]:
     """tests/vallab.yaml built fresh and deployed once per session; shared by validate and drift."""
-    with testing.running_lab(sitelab.INVENTORY, fresh=True) as handle:
+    with testing.running_lab(sitelab.INVENTORY) as handle:
         site = sitelab.DeployedSite(handle, tmp_path_factory.mktemp("vallab-state"))
         site.deploy()
         site.settled()

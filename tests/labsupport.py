@@ -106,26 +106,21 @@ class LabHandle:
 # --- shared by the lab-backed suites (lab, deploy, roles, switches) -------------------------------
 
 @contextmanager
-def running_lab(inventory: Path, *, fresh: bool = False) -> Iterator[LabHandle]:
-    """A lab of ``inventory`` for the duration of the block, always removed afterwards.
+def running_lab(inventory: Path) -> Iterator[LabHandle]:
+    """A fresh lab of ``inventory`` for the duration of the block, always removed afterwards.
 
-    ``fresh`` removes any lab of the same site first (no state left from an earlier run); a lab
-    left up from another version of the inventory is rebuilt either way.
+    Any lab of the same site is removed first: a run killed before its teardown (a timeout, a
+    machine copied mid-run) leaves its hosts' overlays, and a lab rebuilt on them starts converged,
+    so a test of a first deploy would see nothing to do.
     """
     require_lab_prerequisites()
-    from racfg.errors import UsageError
     from racfg.inventory import load_cluster
     from racfg.lab import lifecycle
 
     cluster = load_cluster(inventory)
     try:
-        if fresh:
-            lifecycle.down(inventory)
-        try:
-            lifecycle.up(inventory)
-        except UsageError:  # up from an older inventory of the same site: rebuild
-            lifecycle.down(inventory)
-            lifecycle.up(inventory)
+        lifecycle.down(inventory)
+        lifecycle.up(inventory)
         yield LabHandle(cluster.name, inventory, cluster)
     finally:
         lifecycle.down(inventory)

@@ -68,7 +68,7 @@ class ArraySite:
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ArraySite]:
-    with testing.running_lab(INVENTORY, fresh=True) as lab:
+    with testing.running_lab(INVENTORY) as lab:
         site = ArraySite(lab, tmp_path_factory.mktemp("arraylab-state"))
         site.serve_export()
         site.deploy()

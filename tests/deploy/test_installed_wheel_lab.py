@@ -88,6 +88,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Installed]:
     site = Installed(root / "venv", workdir, site_inventory(workdir))
     assert not workdir.is_relative_to(REPO)
     try:
+        lifecycle.down(site.inventory)  # a lab of this site left by a run killed before its teardown
         install_wheel(root)
         up = site.racfg("lab", "up", str(site.inventory))
         assert up.returncode == 0, up.stdout[-2000:] + up.stderr[-3000:]

@@ -33,7 +33,7 @@ HOLDERS = "/run/lock/racfg-locklab.*.json"
 
 @pytest.fixture(scope="module")
 def locklab() -> Iterator[LabHandle]:
-    with running_lab(INVENTORY, fresh=True) as handle:
+    with running_lab(INVENTORY) as handle:
         yield handle
 
 

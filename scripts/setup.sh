@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-APT_PACKAGES=(debootstrap systemd-container iproute2 openssh-client iputils-ping iperf3 kmod lldpd ethtool frr)
+APT_PACKAGES=(debootstrap systemd-container iproute2 openssh-client iputils-ping iperf3 kmod lldpd ethtool frr frr-pythontools)
 missing=()
 for pkg in "${APT_PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")

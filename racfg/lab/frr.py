@@ -42,7 +42,10 @@ def frr_dir(switch_dir: Path) -> Path:
 
 
 def available() -> bool:
-    return Path(frrctl.FRR_BIN, "bgpd").exists() and shutil.which(frrctl.VTYSH) is not None
+    """zebra, bgpd and vtysh (package frr), and frr-reload.py (frr-pythontools), which applies a config
+    change as a difference."""
+    return (Path(frrctl.FRR_BIN, "bgpd").exists() and shutil.which(frrctl.VTYSH) is not None
+            and Path(frrctl.RELOAD).exists())
 
 
 def _prepare(directory: Path, hostname: str) -> None:
@@ -67,8 +70,8 @@ def _argv(netns: str, directory: Path, daemon: str) -> list[str]:
 def start(netns: str, switch_dir: Path, hostname: str, timeout: float = 15.0) -> list[int]:
     """Start zebra then bgpd in ``netns`` (idempotent: running daemons are kept); their pids."""
     if not available():
-        raise CannotRunError("FRR is not installed: a routed lab switch needs zebra and bgpd",
-                             hint="apt-get install frr (scripts/setup.sh installs it)")
+        raise CannotRunError("FRR is not installed: a routed lab switch needs zebra, bgpd and frr-reload.py",
+                             hint="apt-get install frr frr-pythontools (scripts/setup.sh installs them)")
     directory = frr_dir(switch_dir)
     if len(running_pids(switch_dir)) == len(frrctl.DAEMONS):
         return running_pids(switch_dir)

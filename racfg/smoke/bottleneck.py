@@ -24,6 +24,8 @@ SATURATED = 0.90  # a resource at this share of its capacity is the limit
 CPU_SATURATED = 0.90
 PROCESS_CPU_SATURATED = 90.0  # an iperf3 process at 90% of one core cannot go faster
 CARRYING = 0.10  # an uplink that moved less than this share of the busiest uplink's bytes carried nothing
+UPLINKS_FIX = ("bring the leaf's uplinks back (racfg validate names a down ISL or BGP session), or add uplinks "
+               "to it")
 
 
 @dataclass

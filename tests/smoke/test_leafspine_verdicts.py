@@ -1,6 +1,6 @@
 """Smoke's leaf-spine verdicts on tables (no lab): cross-leaf pairing from the topology, the leaf whose
-uplinks a load filled (ISL counters and uplink state), a step held to what its links carry, the spine
-tier against the budget, and ECMP balance through validate's check."""
+uplinks a load filled (ISL counters and uplink state), a link reading that fell short there, a step held
+to what its links carry, the spine tier against the budget, and ECMP balance through validate's check."""
 
 from __future__ import annotations
 
@@ -14,8 +14,9 @@ from lslab import write_small_leafspine
 from racfg.connection import ConnectionOverrides
 from racfg.inventory import load_cluster
 from racfg.results import Status
-from racfg.smoke.bottleneck import leaf_uplinks
+from racfg.smoke.bottleneck import UPLINKS_FIX, leaf_uplinks
 from racfg.smoke.iperf3_output import Iperf3Result
+from racfg.smoke.judge.links import LinkMeasurement, link_result
 from racfg.smoke.judge.scaling import StepMeasurement, judge_scaling, step_capacity
 from racfg.smoke.judge.spine import ecmp_results, spine_tier_result
 from racfg.smoke.plan import SmokePlan, build_plan
@@ -83,6 +84,26 @@ def test_the_leaf_whose_uplinks_a_load_filled(plan, mbit, moved, down, named, id
     assert (found.items["leaf"] if found else None) == named
     if found:
         assert found.kind == "leaf-uplinks" and found.items["idle"] == idle
+
+
+# (client Mbit/s, counters, ports down, status, leaf named or None): one client's read from the other leaf
+@pytest.mark.parametrize(("mbit", "moved", "down", "status", "named"), [
+    (495.0, CUT, frozenset({(leaf(1), "1/32")}), Status.FAIL, leaf(1)),  # its leaf kept one uplink of two
+    (300.0, CLEAN, frozenset(), Status.FAIL, None),  # uplinks at 30%: the link or the storage side, not them
+    (985.0, CLEAN, frozenset(), Status.PASS, None),  # full: nothing to name
+])
+def test_a_cross_leaf_link_reading_names_the_uplinks_that_held_it_back(plan, mbit, moved, down, status,
+                                                                      named) -> None:
+    cut = replace(plan, uplinks_down=down)
+    client = next(c for c in cut.clients if c.host == f"{SITE}-dgx1")
+    result = link_result(cut, LinkMeasurement(client, "read", load(cut, [client.host], mbit), probe(moved)))
+    assert result.status is status, result.message
+    assert (result.data["bottleneck"] or {}).get("items", {}).get("leaf") == named
+    if named:
+        assert f"the leaf's uplinks are the limit: uplinks of {named}: 1 of 2" in result.message
+        assert result.fix == UPLINKS_FIX
+    elif status is Status.FAIL:
+        assert "look at the link" in result.message and "cable" in (result.fix or "")
 
 
 def test_a_cross_leaf_step_is_held_to_what_its_links_carry(plan: SmokePlan) -> None:

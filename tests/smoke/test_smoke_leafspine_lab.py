@@ -97,16 +97,21 @@ def test_a_clean_site_is_measured_across_the_spines_at_line_rate_over_both_spine
     assert all(r.status is Status.PASS and r.data["share"] > 0.25 for r in shares.values()), shares
 
 
-def test_a_leaf_cut_to_one_uplink_is_named_as_the_bottleneck_from_its_isl_counters(
+def test_a_leaf_cut_to_one_uplink_is_named_as_the_bottleneck_of_each_link_and_step_from_its_isl_counters(
         site: sitelab.DeployedSite, state_dir: Path, tmp_path: Path) -> None:
     leaf1 = f"{SITE}-leaf1"
     cut = next(i for i in load_cluster(site.inventory).topology.isls if i.leaf == leaf1 and i.spine.endswith("2"))
     site.switch_cli([f"interface ethernet {cut.leaf_port}", "shutdown", "exit"], save=False, switch=leaf1)
     try:
         wait_paths(site, 1)
-        checks = smoke(site, tmp_path / "out", ONLY_FABRIC | {"links"}, remeasure=0)
+        checks = smoke(site, tmp_path / "out", ONLY_FABRIC, remeasure=0)
     finally:  # the port back up; BGP reconnects on its own retry timer (FRR: up to 120 s), not waited for here
         site.switch_cli([f"interface ethernet {cut.leaf_port}", "no shutdown", "exit"], save=False, switch=leaf1)
+    for dgx in (f"{SITE}-dgx1", f"{SITE}-dgx2"):  # each reads and writes across leaf1's one uplink left
+        for direction in ("read", "write"):
+            link = checks[f"link/{direction}/{dgx}:data0"]
+            assert link.status is Status.FAIL and link.data["bottleneck"]["items"]["leaf"] == leaf1, link.message
+            assert f"uplinks of {leaf1}: 1 of 2" in link.message and "uplinks back" in link.fix
     scaling = checks["scaling/linear"]
     assert scaling.status is Status.FAIL and scaling.data["knee"] == 1, scaling.message
     bottleneck = scaling.data["bottleneck"]

@@ -1,5 +1,6 @@
 """Link verdicts: a client link's reading against its line rate and TCP ceiling, and against the best
-link of its kind (outliers)."""
+link of its kind (outliers). A reading across the spines that falls short may be its leaf's uplinks,
+not the link: those are named from the ISL counters, so the fix goes where the fault is."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from racfg.results import Result, Status, expected_actual
+from racfg.smoke.bottleneck import UPLINKS_FIX, Bottleneck, leaf_uplinks
 from racfg.smoke.metrics import metric
 from racfg.smoke.plan import Link, SmokePlan
 from racfg.smoke.probes import StepProbe
@@ -54,15 +56,20 @@ def link_result(plan: SmokePlan, m: LinkMeasurement) -> Result:
         limit = (f"{pct(1 - share_ceiling)} below what TCP carries at MTU {link.mtu}: not the protocol, "
                  "look at the link, the storage side and the client")
     status = Status.PASS if m.share >= floor else Status.FAIL
+    uplinks = uplinks_short(plan, m) if status is Status.FAIL else None
+    if uplinks is not None:
+        limit = f"the load crossed the spines and the leaf's uplinks are the limit: {uplinks.text}"
     message = f"{DIRECTION_TEXT[m.direction]}: {rate_text(m.bits)}; {limit}"
     if errors:
         message += f" ({len(errors)} of {len(m.load.flows)} iperf3 processes failed: {errors[0]})"
     if status is Status.FAIL:
         message = f"{expected_actual(expected, rate_text(m.bits))}; {message}"
+    fix = None if status is Status.PASS else UPLINKS_FIX if uplinks is not None else (
+        "check the cable, port speed and NIC of this link (racfg validate), then the storage side")
     return Result(link.key, f"link/{m.direction}/{link.key}", "link saturation", status, message, expected, actual,
-                  fix=None if status is Status.PASS else "check the cable, port speed and NIC of this link "
-                  "(racfg validate), then the storage side", seconds=m.load.seconds,
-                  data={"direction": m.direction, "measured_bps": round(m.bits), "line_bps": round(line),
+                  fix=fix, seconds=m.load.seconds,
+                  data={"bottleneck": uplinks.as_dict() if uplinks is not None else None,
+                        "direction": m.direction, "measured_bps": round(m.bits), "line_bps": round(line),
                         "rate_source": link.rate_source, "mtu": link.mtu, "tcp_ceiling": round(ceiling, 5),
                         "share_of_line": round(m.share, 5), "share_of_ceiling": round(share_ceiling, 5),
                         "processes": len([f for f in m.load.flows if f.flow.client.key == link.key]),
@@ -70,6 +77,11 @@ def link_result(plan: SmokePlan, m: LinkMeasurement) -> Result:
                                    "iperf3": f.result.as_dict() if f.result else None, "error": f.error}
                                   for f in m.load.flows],
                         "metrics": [metric(f"link.{m.direction}.{link.key}", m.bits / 1e6, "Mbit/s")]})
+
+
+def uplinks_short(plan: SmokePlan, m: LinkMeasurement) -> Bottleneck | None:
+    """The leaf whose uplinks this reading filled, on a leaf-spine site (None: not the uplinks)."""
+    return leaf_uplinks(plan, m.load, m.probe.port_growth() if m.probe else None)
 
 
 def best_of_kind(best: LinkMeasurement) -> float:

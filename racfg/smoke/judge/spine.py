@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from racfg.results import Result, Status, expected_actual
-from racfg.smoke.bottleneck import leaf_uplinks
+from racfg.smoke.bottleneck import UPLINKS_FIX, leaf_uplinks
 from racfg.smoke.judge.scaling import StepMeasurement
 from racfg.smoke.metrics import metric
 from racfg.smoke.plan import SmokePlan
@@ -41,8 +41,7 @@ def spine_tier_result(plan: SmokePlan, steps: Sequence[StepMeasurement], budget_
         message = (f"{expected_actual(expected, actual)}; {message}; bottleneck: "
                    + (bottleneck.text if bottleneck else "not at the leaves' uplinks (see the scaling steps)"))
     return Result("fabric", "spine/tier", "spine tier", Status.PASS if ok else Status.FAIL, message, expected, actual,
-                  fix=None if ok else "bring the leaf's uplinks back (racfg validate names a down ISL or BGP "
-                  "session), or add uplinks to it", seconds=step.load.seconds,
+                  fix=None if ok else UPLINKS_FIX, seconds=step.load.seconds,
                   data={"clients": step.n, "measured_bps": round(step.total),
                         "predicted_bps": round(step.predicted_bits),
                         "spine_tier_bps": round(budget_bits) if budget_bits != float("inf") else None,

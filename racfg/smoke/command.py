@@ -107,6 +107,8 @@ def run_smoke(cluster: Cluster, overrides: ConnectionOverrides, options: SmokeOp
             switches = SwitchCounters(cluster, overrides, {link.switch for link in [*plan.clients, *plan.storage]})
             switches.open()
             try:
+                if plan.routed:  # which uplinks are down before any load: a leaf that lost one is the first suspect
+                    plan = replace(plan, uplinks_down=switches.ports_down([(u.leaf, u.port) for u in plan.uplinks]))
                 run = _Run(cluster, plan, fleet, Probes(fleet, switches, [h.name for h in hosts]), out_dir, options,
                            count_steps(plan, options.skip))
                 _measure(run)
@@ -178,8 +180,6 @@ def _links(run: _Run) -> None:
 
 def _scaling(run: _Run) -> None:
     plan = run.plan
-    if plan.routed:  # which uplinks are down before the loads: a leaf that lost one is the first suspect
-        plan = replace(plan, uplinks_down=run.probes.switches.ports_down([(u.leaf, u.port) for u in plan.uplinks]))
     verdict, results = measure_scaling(plan, partial(_load, run), run.links, run.options.remeasure,
                                        run.tick, run.announce)
     steps = verdict.steps

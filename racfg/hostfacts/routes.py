@@ -44,13 +44,18 @@ def _prefix(dst: str) -> str:
     return "0.0.0.0/0" if dst == "default" else str(ipaddress.ip_network(dst, strict=False))
 
 
-def parse_routes(text: str | bytes) -> list[HostRoute]:
-    """``ip -j route show [table all]`` -> the routes in the order printed."""
+def _entries(text: str | bytes, command: str) -> list[object]:
+    """``ip -j <command> show``'s JSON list of entries."""
     data = load_json(text, TOOL)
     if not isinstance(data, list):
-        raise ParseError(TOOL, "-j route: expected a JSON list of routes")
+        raise ParseError(TOOL, f"-j {command}: expected a JSON list of {command}s")
+    return data
+
+
+def parse_routes(text: str | bytes) -> list[HostRoute]:
+    """``ip -j route show [table all]`` -> the routes in the order printed."""
     routes = []
-    for entry in data:
+    for entry in _entries(text, "route"):
         if not isinstance(entry, dict) or "dst" not in entry:
             raise ParseError(TOOL, "-j route: a route without dst")
         try:
@@ -64,11 +69,8 @@ def parse_routes(text: str | bytes) -> list[HostRoute]:
 
 def parse_rules(text: str | bytes) -> list[HostRule]:
     """``ip -j rule show`` -> the rules in priority order as printed."""
-    data = load_json(text, TOOL)
-    if not isinstance(data, list):
-        raise ParseError(TOOL, "-j rule: expected a JSON list of rules")
     rules = []
-    for entry in data:
+    for entry in _entries(text, "rule"):
         if not isinstance(entry, dict) or "table" not in entry:
             continue  # a rule with another action (goto, nop, blackhole) routes by no table
         src = str(entry.get("src", "all"))

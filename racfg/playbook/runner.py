@@ -67,6 +67,7 @@ class Playbook:
             "ANSIBLE_CONFIG": str(ansible_root() / "ansible.cfg"),
             "ANSIBLE_ROLES_PATH": str(roles_dir()),
             "ANSIBLE_LIBRARY": os.pathsep.join(str(roles_dir() / role / "library") for role in ("switch", "common")),
+            "ANSIBLE_MODULE_UTILS": str(roles_dir() / "common" / "module_utils"),
             # ansible.cfg's callback_plugins, which ansible-runner's own (ANSIBLE_CALLBACK_PLUGINS) replaces:
             # ansible-runner adds its directory to this one.
             "ANSIBLE_CALLBACK_PLUGINS": str(playbooks_dir() / "callback_plugins"),

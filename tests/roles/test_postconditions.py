@@ -5,7 +5,6 @@ actual where it is not. (The lab tests in test_roles_lab.py run them on deployed
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 import subprocess
@@ -14,6 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+
+from tests.roles.role_modules import load_role_module
 
 REPO = Path(__file__).resolve().parents[2]
 ROLES = REPO / "roles"
@@ -45,6 +46,7 @@ def run_cases(tmp_path: Path, tasks: list[dict[str, Any]], variables: dict[str, 
                          capture_output=True, text=True, timeout=600, cwd=tmp_path,
                          env={"ANSIBLE_NOCOLOR": "1", "HOME": str(tmp_path),
                               "ANSIBLE_LIBRARY": str(ROLES / "common" / "library"),  # racfg_probe
+                              "ANSIBLE_MODULE_UTILS": str(ROLES / "common" / "module_utils"),
                               # the role's filters, as Ansible loads them for tasks of the role
                               "ANSIBLE_FILTER_PLUGINS": str(ROLES / "fabric" / "filter_plugins"),
                               "PATH": f"{bin_dir}:/usr/sbin:/usr/bin:/sbin:/bin"})
@@ -140,13 +142,12 @@ def drive(path: str, **state: Any) -> dict[str, Any]:
 
 
 def test_drive_checks_run_once_per_host_and_name_every_drive_at_fault(tmp_path: Path) -> None:
-    """drives.yml's checks on a probe's answer (no loop over drives): blank free drives pass; a
-    missing and a mounted drive, a wrong model, and drives carrying data each fail their check with
-    one message naming every drive at fault."""
-    names = ("Check each free drive exists as a block device and is not mounted", "Check the declared models",
-             "Refuse drives that carry data unless wiping is allowed for this host")
-    tasks = [t for t in load_yaml(ROLES / "nvme_storage/tasks/drives.yml") if t["name"] in names]
-    assert [t["name"] for t in tasks] == list(names) and all("loop" not in t for t in tasks)
+    """drives.yml's one check on a probe's answer (no loop over drives): blank free drives pass; a
+    missing and a mounted drive, a wrong model, and drives carrying data each fail it with one
+    message naming every drive at fault; faults of several kinds are all named."""
+    name = "Check the free drives exist, are not mounted, have their declared model and carry no data"
+    tasks = [t for t in load_yaml(ROLES / "nvme_storage/tasks/drives.yml") if t["name"] == name]
+    assert len(tasks) == 1 and "loop" not in tasks[0]
     variables = {**load_yaml(ROLES / "nvme_storage/defaults/main.yml"),
                  **load_yaml(ROLES / "nvme_storage/vars/main.yml")}
     a, b = "/dev/nvme0n1", "/dev/nvme1n1"
@@ -157,6 +158,7 @@ def test_drive_checks_run_once_per_host_and_name_every_drive_at_fault(tmp_path: 
         "data": {"nvme_storage_probe": {"drives": [drive(a, signatures=["TYPE=swap"]),
                                                    drive(b, partitions=["PTTYPE=gpt"]),
                                                    drive("/dev/nvme2n1", signatures=["TYPE=xfs"], weka="owned")]}},
+        "both": {"nvme_storage_probe": {"drives": [drive(a, mounts=["/data"]), drive(b, model="X")]}},
     })
     assert outcomes["blank"] == "passed", outcomes["output"][-3000:]
     assert outcomes["unusable"] == (f"{a}: Expected: a block device Actual: no such block device; "
@@ -165,13 +167,12 @@ def test_drive_checks_run_once_per_host_and_name_every_drive_at_fault(tmp_path: 
     assert outcomes["data"] == (f"{a}: Expected: a blank drive Actual: TYPE=swap; "
                                 f"{b}: Expected: a blank drive Actual: PTTYPE=gpt. Refusing to wipe them: "
                                 "set wipe_drives: true for localhost in the inventory to allow it")
+    assert outcomes["both"] == f"{a}: Expected: not mounted Actual: mounted on /data; {b}: Expected: model M Actual: X"
 
 
 # --- common: a kernel parameter the kernel did not take is a failure ----------------------------
 
-_spec = importlib.util.spec_from_file_location("racfg_sysctl", ROLES / "common/library/racfg_sysctl.py")
-racfg_sysctl = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(racfg_sysctl)
+racfg_sysctl = load_role_module("common", "racfg_sysctl")
 
 
 def test_sysctl_read_back_reports_a_value_the_kernel_did_not_take(tmp_path: Path) -> None:

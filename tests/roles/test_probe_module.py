@@ -6,7 +6,6 @@ The roles skip their tasks when the probe finds nothing different, so a check th
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import sys
@@ -14,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.roles.role_modules import load_role_module
+
 ROOT = Path(__file__).resolve().parents[2]
-_spec = importlib.util.spec_from_file_location("racfg_probe", ROOT / "roles/common/library/racfg_probe.py")
-racfg_probe = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(racfg_probe)
+racfg_probe = load_role_module("common", "racfg_probe")
 
 
 @pytest.fixture
@@ -88,13 +87,45 @@ def test_directories_commands_and_only_if(host: Path) -> None:
 
 def test_outputs_are_returned_by_name_and_a_failing_command_fails_the_probe() -> None:
     """fabric's guard decides on ``ip -j addr show`` read through the probe: its output comes back
-    as is, and a command that fails is an error (never an empty, "nothing there" output)."""
-    outputs, error = racfg_probe.command_outputs([{"name": "echo", "argv": ["printf", "%s\\n", "a", "b"]}])
-    assert (outputs, error) == ({"echo": "a\nb\n"}, None)
-    outputs, error = racfg_probe.command_outputs([{"name": "no", "argv": ["sh", "-c", "echo gone; exit 3"]}])
+    as is, and a command that fails is an error (never an empty, "nothing there" output), unless it
+    may fail (ofed's ibv_devices before the stack is installed): then its status and stderr come back."""
+    outputs, errors, error = racfg_probe.command_outputs([{"name": "echo", "argv": ["printf", "%s\\n", "a", "b"]}])
+    assert (outputs, errors, error) == ({"echo": "a\nb\n"}, {}, None)
+    outputs, _errors, error = racfg_probe.command_outputs([{"name": "no", "argv": ["sh", "-c", "echo gone; exit 3"]}])
     assert outputs == {} and error == "sh -c echo gone; exit 3 failed (exit 3): gone"
-    _outputs, error = racfg_probe.command_outputs([{"name": "x", "argv": ["/nonexistent/racfg-tool"]}])
+    _outputs, _errors, error = racfg_probe.command_outputs([{"name": "x", "argv": ["/nonexistent/racfg-tool"]}])
     assert error is not None and error.startswith("/nonexistent/racfg-tool failed (exit 127)")
+    outputs, errors, error = racfg_probe.command_outputs(
+        [{"name": "ibv", "argv": ["sh", "-c", "echo half; echo no device >&2; exit 1"], "may_fail": True},
+         {"name": "gone", "argv": ["/nonexistent/racfg-tool"], "may_fail": True}])
+    assert error is None and outputs == {"ibv": "half\n", "gone": ""}
+    assert errors["ibv"] == {"rc": 1, "stderr": "no device\n"} and errors["gone"]["rc"] == 127
+
+
+def test_other_roles_checks_are_compared_apart_and_only_where_they_apply(host: Path) -> None:
+    """The common role's probe compares what the fabric role manages too (``also``): each role's
+    differences come back apart, so only the role that differs runs; a check for one network
+    configuration system is made only where that system is (only_if exists / absent)."""
+    conf = str(host / "etc" / "app.conf")
+    netplan = str(host / "usr-sbin-netplan")
+    own, _ = racfg_probe.compare({"files": [_file(host)]})
+    fabric, checked = racfg_probe.compare({"files": [
+        _file(host, content="a = 2\n", only_if={"absent": netplan}),
+        _file(host, content="other\n", only_if={"exists": netplan})]})
+    assert own == [] and fabric == [f"file {conf} content"] and checked == 2
+    Path(netplan).write_text("")
+    fabric, _ = racfg_probe.compare({"files": [_file(host, content="a = 2\n", only_if={"absent": netplan})]})
+    assert fabric == []
+
+
+def test_pci_devices_are_read_as_sysfs_writes_them(tmp_path: Path) -> None:
+    """The GPU role counts NVIDIA GPUs (vendor 0x10de, class 0x0300/0x0302) from this read."""
+    for name, vendor, klass in (("0000:07:00.0", "0x10de", "0x030200"), ("0000:00:1f.0", "0x8086", "0x060100")):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "vendor").write_text(vendor + "\n")
+        (tmp_path / name / "class").write_text(klass + "\n")
+    assert racfg_probe.pci_devices(str(tmp_path)) == [{"vendor": "0x8086", "class": "0x060100"},
+                                                      {"vendor": "0x10de", "class": "0x030200"}]
 
 
 RECORDED = ROOT / "tests/hostfacts/fixtures"  # real host-tool output (see its conftest.py)

@@ -92,6 +92,68 @@ def test_a_converged_host_runs_no_apply_step(runs: tuple[Run, Run], role: str) -
     assert header in first.output  # the first converge does run it
     assert header not in second.output, second.output[second.output.find(header) - 3000:][:4000]
 
+# Actions that run on the controller alone (no module run on the host, no SSH round trip).
+CONTROLLER_ACTIONS = {"set_fact", "debug", "assert", "fail", "include_tasks", "include_role", "import_tasks",
+                      "import_role", "meta"}
+TASK_KEYWORDS = {"name", "when", "vars", "register", "tags", "check_mode", "changed_when", "failed_when", "loop",
+                 "loop_control", "notify", "block", "rescue", "always", "become", "delegate_to", "run_once",
+                 "no_log", "until", "retries", "delay", "environment", "ignore_errors", "listen", "args"}
+# What a converged host reads, per group, on a re-run: the common role's probe reads for every role
+# of the first play (fabric's files, ofed's packages and devices, the GPUs on the PCI bus, sysctl);
+# the storage play reads its drives (racfg_drive_probe), then their schedulers and records.
+CONVERGED_READS = {
+    "dgx": ["common : Read the host's state that this role manages"],
+    "stor": ["common : Read the host's state that this role manages",
+             "nvme_storage : Read the declared drives and find those Weka owns",
+             "nvme_storage : Read the drives' schedulers, the udev rule and the drives' record"],
+}
+
+
+def task_actions() -> dict[str, str]:
+    """Every role task's "role : name" and its action (module), from roles/*/tasks."""
+    import yaml
+
+    def walk(tasks: list, role: str, out: dict[str, str]) -> None:
+        for task in tasks or []:
+            for key in ("block", "rescue", "always"):
+                walk(task.get(key), role, out)
+            action = next((k for k in task if k not in TASK_KEYWORDS), None)
+            if "name" in task and action:
+                out[f"{role} : {task['name']}"] = action.rsplit(".", 1)[-1]
+
+    out: dict[str, str] = {}
+    for path in sorted((REPO / "roles").glob("*/tasks/*.yml")):
+        walk(yaml.safe_load(path.read_text()), path.parts[-3], out)
+    return out
+
+
+def host_module_runs(output: str) -> dict[str, list[str]]:
+    """Per host, the tasks of a plain ansible-playbook run that ran a module on it (ok or changed)."""
+    actions = task_actions()
+    runs: dict[str, list[str]] = {}
+    task = ""
+    for line in output.splitlines():
+        header = re.match(r"TASK \[(.+)\] \*", line)
+        if header:
+            task = header.group(1)
+            continue
+        done = re.match(r"(ok|changed): \[([^\]]+)\]", line)
+        if done and actions.get(task, "?") not in CONTROLLER_ACTIONS:
+            runs.setdefault(done.group(2), []).append(task)
+    return runs
+
+
+def test_a_converged_host_costs_one_read_per_play(runs: tuple[Run, Run]) -> None:
+    """On the re-run each converged host makes only the reads above (one module run for the whole
+    first play, where each role used to read for itself), and nothing else touches it."""
+    _, second = runs
+    found = host_module_runs(second.output)
+    hosts = {h: reads for h, reads in found.items() if h != "sw1"}
+    assert sorted(hosts) == ["dgx01", "dgx02", "stor01", "stor02"], found
+    for host, reads in hosts.items():
+        assert reads == CONVERGED_READS[re.sub(r"\d+$", "", host)], (host, reads)
+
+
 def test_data_nics_have_their_mtu_and_address(runs, roles_lab: testing.LabHandle) -> None:
     for host in roles_lab.hosts():
         for nic in host.nics:
@@ -298,3 +360,37 @@ def test_recap_lists_each_skip_with_its_reason_and_a_required_gpu_fails(runs, re
     required = site(rendered, "--tags", "gpu", "--limit", host, "-e", "racfg_gpu_required=true")
     assert required.rc != 0 and required.recap[host]["failed"] == 1, required.output[-3000:]
     assert "Expected: 8 NVIDIA GPUs Actual: none on the PCI bus" in required.output
+
+
+def test_one_drifted_item_runs_only_its_roles_tasks(runs, rendered: Path, roles_lab: testing.LabHandle) -> None:
+    """The common role's one read finds each drift of the roles it reads for: a kernel parameter set
+    by hand (sysctl), a data NIC's file edited (fabric) and an RDMA package removed (ofed). Each
+    host's re-run then runs its own role's tasks alone (the other hosts only read) and repairs it."""
+    dgx01, dgx02 = (h.name for h in roles_lab.hosts("dgx"))
+    stor01 = roles_lab.hosts("storage")[0].name
+    settled = site(rendered)  # the tests before may leave their own changes (a wiped drive's record) to repair
+    assert settled.rc == 0, settled.output[-4000:]
+    sh(roles_lab, dgx01, "sysctl -qw net.ipv4.tcp_mtu_probing=0")
+    sh(roles_lab, dgx02, "echo '# edited by hand' >> /etc/systemd/network/10-racfg-data0.network")
+    sh(roles_lab, stor01, "dpkg -r --force-depends perftest >/dev/null 2>&1")
+    repaired = site(rendered)
+    assert repaired.rc == 0, repaired.output[-4000:]
+    changed: dict[str, set[str]] = {}
+    task = ""
+    for line in repaired.output.splitlines():
+        header = re.match(r"TASK \[(.+)\] \*", line)
+        task = header.group(1) if header else task
+        done = re.match(r"changed: \[([^\]]+)\]", line)
+        if done:
+            changed.setdefault(done.group(1), set()).add(task.split(" : ")[0])
+    assert changed == {dgx01: {"common"}, dgx02: {"fabric"}, stor01: {"common"}}, changed  # ofed installs via common
+    runs_on = host_module_runs(repaired.output)
+    assert "common : Persist and apply the kernel parameters" in runs_on[dgx01]
+    assert "fabric : Write a .network file per data NIC" in runs_on[dgx02]
+    assert any(t.startswith("common : Install") for t in runs_on[stor01]), runs_on[stor01]
+    assert sh(roles_lab, dgx01, "cat /proc/sys/net/ipv4/tcp_mtu_probing") == "1"
+    assert "# edited by hand" not in sh(roles_lab, dgx02, "cat /etc/systemd/network/10-racfg-data0.network")
+    assert sh(roles_lab, stor01, "dpkg-query -W -f='${db:Status-Status}' perftest") == "installed"
+    for host in (dgx01, dgx02, stor01):
+        others = [t for t in runs_on[host] if t not in CONVERGED_READS[re.sub(r"\d+$", "", host)]]
+        assert {t.split(" : ")[0] for t in others} <= {"common", "fabric", "ofed"}, (host, others)

@@ -1,17 +1,17 @@
-"""roles/common/library/racfg_sysctl.py: which keys it applies, leaves, or skips and why."""
+"""roles/common/module_utils/racfg_sysctl_plan.py (racfg_sysctl's plan, and racfg_probe's comparison
+of the same parameters): which keys it applies, leaves, or skips and why."""
 
 from __future__ import annotations
 
-import importlib.util
 import os
 from pathlib import Path
 
 import pytest
 
+from tests.roles.role_modules import load_module_utils
+
 ROOT = Path(__file__).resolve().parents[2]
-_spec = importlib.util.spec_from_file_location("racfg_sysctl", ROOT / "roles/common/library/racfg_sysctl.py")
-racfg_sysctl = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(racfg_sysctl)
+racfg_sysctl = load_module_utils("racfg_sysctl_plan")
 
 
 @pytest.fixture
@@ -54,3 +54,21 @@ def test_values_compare_by_fields_and_file_is_sorted_and_stable():
     text = racfg_sysctl.render_file({"b.x": 2, "a.y": "1  2"}, "head\nline")
     assert text == "# head\n# line\na.y = 1 2\nb.x = 2\n"
     assert text == racfg_sysctl.render_file({"a.y": "1 2", "b.x": "2"}, "head\nline")
+
+
+def test_the_probe_compares_as_the_module_would_apply(proc, tmp_path):
+    """racfg_probe's sysctl comparison (the common role skips racfg_sysctl where it finds nothing):
+    a running value that can be set differs, a read-only one is not applied (never "differs", or a
+    container would run the task on every deploy), and the persisted file must match."""
+    settings = {"net.core.somaxconn": "4096", "net.core.rmem_max": "268435456", "kernel.numa_balancing": 0}
+    conf = tmp_path / "90-racfg.conf"
+    conf.write_text(racfg_sysctl.render_file(settings, "head"))
+    def writable(path):  # root ignores file modes: an ro /proc/sys mount is judged by the mode bits here
+        return bool(os.stat(path).st_mode & 0o200)
+
+    found = racfg_sysctl.compare(settings, str(conf), "head", str(proc), writable)
+    assert found["differs"] == []
+    assert set(found["not_applied"]) == {"kernel.numa_balancing", "net.core.rmem_max"}
+    found = racfg_sysctl.compare({**settings, "net.core.somaxconn": "8192"}, str(conf), "head", str(proc), writable)
+    assert f"file {conf} content" in found["differs"]
+    assert "kernel parameter net.core.somaxconn is 4096 (wanted 8192)" in found["differs"]

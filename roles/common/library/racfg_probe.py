@@ -28,6 +28,7 @@ import subprocess
 from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.facts.system.distribution import DistributionFactCollector
 from ansible.module_utils.facts.system.platform import PlatformFactCollector
+from ansible.module_utils.racfg_sysctl_plan import compare as sysctl_compare
 
 DOCUMENTATION = r"""
 module: racfg_probe
@@ -90,11 +91,30 @@ options:
     default: []
   outputs:
     description: >-
-      "{name, argv}: read-only commands whose output the role decides on (ip -j addr show), returned
-      under their names. One that fails fails the probe, as a command task would."
+      "{name, argv, may_fail}: read-only commands whose output the role decides on (ip -j addr show),
+      returned under their names. One that fails fails the probe, as a command task would, unless
+      it may_fail (a tool a later role installs): its exit status and stderr are then returned too."
     type: list
     elements: dict
     default: []
+  also:
+    description: >-
+      Other roles' checks (name -> the same keys as files, directories, contains, absent_lines,
+      packages, units, values, commands), compared in this run and returned by name under
+      ``also``: the first role's probe reads what the later roles of the play manage, so a
+      converged host costs one module run for all of them.
+    type: dict
+    default: {}
+  sysctl:
+    description: >-
+      "{settings, file, header}: the kernel parameters racfg_sysctl persists and applies, compared
+      as it would (returned under sysctl: differs, and not_applied with the reason per key)."
+    type: dict
+    default: {}
+  pci:
+    description: Also return each PCI device's vendor and class (the GPU role counts its GPUs from it).
+    type: bool
+    default: false
   host_facts:
     description: >-
       "{nics, drives, identity}: also return the baseline document (racfg_host_facts): identity as
@@ -118,6 +138,10 @@ differs: {description: what is not as wanted, one line each (empty when the host
 read: {description: path -> content (null when missing), type: dict}
 exists: {description: path -> whether it exists, type: dict}
 outputs: {description: name -> the command's stdout, type: dict}
+output_errors: {description: "name -> {rc, stderr} of a may_fail command that failed", type: dict}
+also: {description: name -> what is not as wanted among that role's checks, type: dict}
+sysctl: {description: "with sysctl: {differs, not_applied}", type: dict}
+pci: {description: "with pci: [{vendor, class}] per PCI device, as sysfs writes them", type: list}
 checked: {description: how many things were compared, type: int}
 racfg_host_facts: {description: the baseline document, only when host_facts is given, type: dict}
 ansible_facts: {description: "with facts: hostname, kernel and the distribution facts, as setup names them", type: dict}
@@ -244,17 +268,34 @@ def command_differs(spec: dict) -> list[str]:
     return [] if rc == 0 else [f"{spec.get('why') or ' '.join(spec['argv'])} (exit {rc})"]
 
 
-def command_outputs(items: list[dict]) -> tuple[dict[str, str], str | None]:
-    """Each ``{name, argv}`` command's stdout by name, or why one failed (the probe then fails:
-    a role cannot decide on the output of a command that did not work)."""
-    outputs = {}
+def command_outputs(items: list[dict]) -> tuple[dict[str, str], dict[str, dict], str | None]:
+    """Each ``{name, argv}`` command's stdout by name, the failures of those that may fail, or why
+    one that may not failed (the probe then fails: a role cannot decide on the output of a
+    command that did not work)."""
+    outputs, errors = {}, {}
     for item in items:
         argv = [str(arg) for arg in item["argv"]]
-        rc, out = run(argv)
-        if rc != 0:
-            return outputs, f"{' '.join(argv)} failed (exit {rc}): {out.strip()[:300]}"
+        try:
+            proc = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False)
+            rc, out, err = proc.returncode, proc.stdout, proc.stderr
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            rc, out, err = 127, "", str(exc)
+        if rc != 0 and not item.get("may_fail"):
+            return outputs, errors, f"{' '.join(argv)} failed (exit {rc}): {(out + err).strip()[:300]}"
         outputs[item["name"]] = out
-    return outputs, None
+        if rc != 0:
+            errors[item["name"]] = {"rc": rc, "stderr": err}
+    return outputs, errors, None
+
+
+def pci_devices(root: str = "/sys/bus/pci/devices") -> list[dict]:
+    """Each PCI device's vendor and class, as sysfs writes them (0x10de, 0x030200)."""
+    out = []
+    for device in sorted(glob.glob(os.path.join(root, "*"))):
+        found = {name: (read_bytes(os.path.join(device, name)) or b"").decode(errors="replace").strip()
+                 for name in ("vendor", "class")}
+        out.append(found)
+    return out
 
 
 def installed_packages() -> dict[str, str]:
@@ -362,43 +403,64 @@ def applies(spec: dict) -> bool:
     only_if = spec.get("only_if") or {}
     if "exists" in only_if and not os.path.exists(only_if["exists"]):
         return False
+    if "absent" in only_if and os.path.exists(only_if["absent"]):
+        return False
     has_capability = "lacks_capability" in only_if and bounding_capabilities() >> int(only_if["lacks_capability"]) & 1
     return not has_capability
 
 
-def main() -> None:
-    lists = ("files", "directories", "contains", "absent_lines", "units", "values", "commands", "outputs")
-    spec = {name: {"type": "list", "elements": "dict", "default": []} for name in lists}
-    spec.update({name: {"type": "list", "elements": "str", "default": []} for name in ("packages", "read", "exists")})
-    spec["host_facts"] = {"type": "dict", "default": {}}
-    spec["facts"] = {"type": "bool", "default": False}
-    module = AnsibleModule(argument_spec=spec, supports_check_mode=True)
-    params = module.params
-    outputs, error = command_outputs(params["outputs"])
-    if error:
-        module.fail_json(msg=error)
-    checks = ((file_differs, params["files"]), (directory_differs, params["directories"]),
-              (contains_differs, params["contains"]), (absent_line_differs, params["absent_lines"]),
-              (values_differ, params["values"]), (command_differs, params["commands"]))
+CHECK_LISTS = ("files", "directories", "contains", "absent_lines", "values", "commands")
+
+
+def compare(params: dict) -> tuple[list[str], int]:
+    """What differs among one role's checks (the keys of CHECK_LISTS, packages, units), and how
+    many things were compared."""
+    checks = ((file_differs, "files"), (directory_differs, "directories"), (contains_differs, "contains"),
+              (absent_line_differs, "absent_lines"), (values_differ, "values"), (command_differs, "commands"))
     differs: list[str] = []
-    for check, items in checks:
-        for item in items:
+    for check, key in checks:
+        for item in params.get(key) or []:
             if applies(item):
                 differs += check(item)
-    differs += packages_differ(params["packages"])
-    differs += units_differ(params["units"])
+    differs += packages_differ(list(params.get("packages") or []))
+    differs += units_differ(list(params.get("units") or []))
+    checked = sum(len(params.get(key) or []) for key in (*CHECK_LISTS, "packages", "units"))
+    return differs, checked
+
+
+def main() -> None:
+    spec = {name: {"type": "list", "elements": "dict", "default": []} for name in (*CHECK_LISTS, "units", "outputs")}
+    spec.update({name: {"type": "list", "elements": "str", "default": []} for name in ("packages", "read", "exists")})
+    spec.update({"host_facts": {"type": "dict", "default": {}}, "also": {"type": "dict", "default": {}},
+                 "sysctl": {"type": "dict", "default": {}},
+                 "facts": {"type": "bool", "default": False}, "pci": {"type": "bool", "default": False}})
+    module = AnsibleModule(argument_spec=spec, supports_check_mode=True)
+    params = module.params
+    outputs, output_errors, error = command_outputs(params["outputs"])
+    if error:
+        module.fail_json(msg=error)
+    differs, checked = compare(params)
+    also = {}
+    for name, checks in params["also"].items():
+        also[name], counted = compare(checks or {})
+        checked += counted
     read = {}
     for path in params["read"]:
         data = read_bytes(path)
         read[path] = None if data is None else data.decode(errors="replace")
-    checked = sum(len(items) for _check, items in checks) + len(params["packages"]) + len(params["units"])
     facts = system_facts(module) if params["facts"] or params["host_facts"] else {}
-    extra = {"ansible_facts": facts} if params["facts"] else {}
+    extra: dict = {"ansible_facts": facts} if params["facts"] else {}
+    if params["pci"]:
+        extra["pci"] = pci_devices()
+    if params["sysctl"].get("settings"):
+        sysctl = params["sysctl"]
+        extra["sysctl"] = sysctl_compare(sysctl["settings"], sysctl["file"], sysctl.get("header") or "")
     if params["host_facts"]:
         ip_addr = next((outputs.get(item["name"]) for item in params["outputs"]
                         if [str(arg) for arg in item["argv"]] == IP_ADDR), None)
         extra["racfg_host_facts"] = host_facts(params["host_facts"], facts, ip_addr)
     module.exit_json(changed=False, differs=differs, checked=checked, read=read, outputs=outputs,
+                     output_errors=output_errors, also=also,
                      exists={path: os.path.exists(path) for path in params["exists"]}, **extra)
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible.module_utils.racfg_sysctl_plan import key_path, plan, render_file, unapplied
 
 DOCUMENTATION = r"""
 module: racfg_sysctl
@@ -48,63 +49,6 @@ unchanged: {description: keys already at the wanted value, type: list}
 not_applied: {description: key -> reason it could not be applied now, type: dict}
 file_changed: {description: whether the sysctl.d file was rewritten, type: bool}
 """
-
-
-def normalise(value: object) -> str:
-    """Sysctl values compare by whitespace-separated fields ("4096\t87380" == "4096 87380")."""
-    if isinstance(value, bool):
-        value = int(value)
-    return " ".join(str(value).split())
-
-
-def render_file(settings: dict, header: str) -> str:
-    lines = [f"# {line}" for line in header.splitlines()]
-    lines += [f"{key} = {normalise(settings[key])}" for key in sorted(settings)]
-    return "\n".join(lines) + "\n"
-
-
-def key_path(proc_root: str, key: str) -> str:
-    return os.path.join(proc_root, *key.split("."))
-
-
-def is_writable(path: str) -> bool:
-    return os.access(path, os.W_OK)
-
-
-def plan(settings: dict, proc_root: str, writable=is_writable) -> tuple[dict, list, dict]:
-    """Return (to_apply {key: (old, new)}, unchanged [keys], skipped {key: reason})."""
-    to_apply, unchanged, skipped = {}, [], {}
-    for key in sorted(settings):
-        want = normalise(settings[key])
-        path = key_path(proc_root, key)
-        if not os.path.exists(path):
-            skipped[key] = "not present on this kernel or in this network namespace"
-            continue
-        try:
-            with open(path, encoding="ascii") as handle:
-                have = normalise(handle.read())
-        except OSError as exc:
-            skipped[key] = f"unreadable: {exc.strerror}"
-            continue
-        if have == want:
-            unchanged.append(key)
-        elif not writable(path):
-            skipped[key] = f"read-only here (running value {have}, wanted {want})"
-        else:
-            to_apply[key] = (have, want)
-    return to_apply, unchanged, skipped
-
-
-def unapplied(applied: dict, proc_root: str) -> list[str]:
-    """The written keys whose running value is not the wanted one when read back: a write the
-    kernel accepted but ignored or clamped (a value out of its range) is a failure, not a change."""
-    out = []
-    for key, change in sorted(applied.items()):
-        with open(key_path(proc_root, key), encoding="ascii") as handle:
-            have = normalise(handle.read())
-        if have != change["after"]:
-            out.append(f"{key}: Expected: {change['after']} Actual: {have}")
-    return out
 
 
 def main() -> None:

@@ -6,7 +6,6 @@ back by the real partx/blkid, the tools the module runs on a host.
 
 from __future__ import annotations
 
-import importlib.util
 import shutil
 import subprocess
 import uuid
@@ -15,12 +14,9 @@ from pathlib import Path
 import pytest
 
 from tests.roles import weka_signature
+from tests.roles.role_modules import load_role_module
 
-ROOT = Path(__file__).resolve().parents[2]
-_spec = importlib.util.spec_from_file_location("racfg_drive_probe",
-                                               ROOT / "roles/nvme_storage/library/racfg_drive_probe.py")
-probe = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(probe)
+probe = load_role_module("nvme_storage", "racfg_drive_probe")
 
 CLUSTER = uuid.UUID("83fc8ec1-b7e7-4288-bc6f-1b9df281ebc1")
 

@@ -7,7 +7,6 @@ through a stream as the module reads an HTTP response.
 
 from __future__ import annotations
 
-import importlib.util
 import io
 import tarfile
 from pathlib import Path
@@ -16,11 +15,9 @@ import pytest
 
 from racfg.inventory import load_cluster
 from racfg.lab import mlnxofed
+from tests.roles.role_modules import load_role_module
 
-ROOT = Path(__file__).resolve().parents[2]
-_spec = importlib.util.spec_from_file_location("racfg_ofed_tarball", ROOT / "roles/ofed/library/racfg_ofed_tarball.py")
-module = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(module)
+module = load_role_module("ofed", "racfg_ofed_tarball")
 
 INVENTORY = Path(__file__).with_name("ofedurl.yaml")
 URL = "http://198.18.74.1:8080/mlnx/MLNX_OFED_LINUX-9.9-1.0.0.0-debian12-x86_64.tgz"

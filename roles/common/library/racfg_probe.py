@@ -217,12 +217,18 @@ def absent_line_differs(spec: dict) -> list[str]:
     return []
 
 
-def run(argv: list[str]) -> tuple[int, str]:
+def run_command(argv: list[str]) -> tuple[int, str, str]:
+    """A read-only command's exit status, stdout and stderr; one that cannot start exits 127."""
     try:
         proc = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False)
     except (OSError, subprocess.TimeoutExpired) as exc:
-        return 127, str(exc)
-    return proc.returncode, proc.stdout
+        return 127, "", str(exc)
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+def run(argv: list[str]) -> tuple[int, str]:
+    rc, out, _err = run_command(argv)
+    return rc, out
 
 
 def packages_differ(names: list[str]) -> list[str]:
@@ -275,11 +281,7 @@ def command_outputs(items: list[dict]) -> tuple[dict[str, str], dict[str, dict],
     outputs, errors = {}, {}
     for item in items:
         argv = [str(arg) for arg in item["argv"]]
-        try:
-            proc = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False)
-            rc, out, err = proc.returncode, proc.stdout, proc.stderr
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            rc, out, err = 127, "", str(exc)
+        rc, out, err = run_command(argv)
         if rc != 0 and not item.get("may_fail"):
             return outputs, errors, f"{' '.join(argv)} failed (exit {rc}): {(out + err).strip()[:300]}"
         outputs[item["name"]] = out

@@ -3,7 +3,8 @@
 Read as the recordings print it (tests/hostfacts/fixtures): the old layout (no ``redop``/``root``
 columns in all_gather, an ``error`` column holding floats or ``N/A``) and the new one (``#wrong``),
 lines prefixed by mpirun's ``--tag-output`` (``[1,0]<stdout>:``) or indented by a Markdown copy,
-NCCL INFO and ssh warnings interleaved, a 17179869184-byte size filling its column. Each row's last
+NCCL INFO and ssh warnings interleaved, a 17179869184-byte size filling its column, a bandwidth printed
+in e-notation (``2e+06``: one rank on an H100, tests/recordings/h100-device). Each row's last
 eight fields are the out-of-place then the in-place (time, algbw, busbw, error) groups, whatever
 columns come before them.
 """
@@ -22,7 +23,9 @@ _PREFIX_RE = re.compile(r"^\s*(?:\[\d+,\d+\]<std(?:out|err)>:)?")
 _AVG_RE = re.compile(r"^#\s*Avg bus bandwidth\s*:\s*([\d.]+)")
 _RANK_RE = re.compile(
     r"^#\s+Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?Pid\s+\d+\s+on\s+(\S+)\s+device\s+(\d+)\s+\[[^\]]*\]\s+(.+)$")
-_NUMBER_RE = re.compile(r"^\d+(?:\.\d+)?$")
+# nccl-tests prints a figure it cannot fit in its column in e-notation: one rank's in-place all-reduce
+# moves nothing, so its algbw at 1 GiB reads "2e+06" (tests/recordings/h100-device, racfg's default sizes).
+_NUMBER_RE = re.compile(r"^\d+(?:\.\d+)?(?:e[+-]?\d+)?$")
 
 
 @dataclass(frozen=True)

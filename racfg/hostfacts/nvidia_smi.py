@@ -1,8 +1,9 @@
 """``nvidia-smi``: driver, GPUs, persistence and ECC (``-q -x``), NVLink (``nvlink --status``).
 
 Formats read (recordings in tests/hostfacts/fixtures): ``nvidia-smi -q -x`` with DTD ``nvsmi_device_v11``
-(drivers 460.73.01 V100S, 510.47.03 P100, 515.105.01 T4) and ``nvsmi_device_v12`` (535.54.03 A100, whose
-ECC counters are ``sram_*``/``dram_*`` instead of ``single_bit``/``double_bit``); ``nvidia-smi nvlink
+(drivers 460.73.01 V100S, 510.47.03 P100, 515.105.01 T4), ``nvsmi_device_v12`` (535.54.03 A100, whose
+ECC counters are ``sram_*``/``dram_*`` instead of ``single_bit``/``double_bit``) and ``nvsmi_device_v13``
+(580.159.04 H100, tests/recordings/h100-device: SRAM uncorrectable split in parity and SECDED); ``nvidia-smi nvlink
 --status`` of a DGX-1 (410-era driver; newer drivers add ``(UUID: ...)`` and print ``<inactive>`` links).
 From ``-q -x`` also the
 health the acceptance checks read: the PCIe link, clock slowdown reasons (``clocks_throttle_reasons``
@@ -95,7 +96,7 @@ class NvidiaSmiLog:
 
 
 def parse_query_xml(text: str | bytes) -> NvidiaSmiLog:
-    """Parse ``nvidia-smi -q -x`` (DTD v11 and v12)."""
+    """Parse ``nvidia-smi -q -x`` (DTD v11, v12 and v13)."""
     body = "\n".join(require_text(text, TOOL))
     start = body.find("<")
     try:
@@ -203,16 +204,23 @@ def _ecc_errors(element: ET.Element | None) -> EccErrors | None:
         return None
     volatile, aggregate = element.find("volatile"), element.find("aggregate")
     return EccErrors(
-        volatile_uncorrectable=_ecc_count(volatile, "double_bit/total", ("sram_uncorrectable", "dram_uncorrectable")),
-        aggregate_uncorrectable=_ecc_count(aggregate, "double_bit/total", ("sram_uncorrectable", "dram_uncorrectable")),
+        volatile_uncorrectable=_ecc_count(volatile, "double_bit/total", _UNCORRECTABLE),
+        aggregate_uncorrectable=_ecc_count(aggregate, "double_bit/total", _UNCORRECTABLE),
         volatile_correctable=_ecc_count(volatile, "single_bit/total", ("sram_correctable", "dram_correctable")),
         aggregate_correctable=_ecc_count(aggregate, "single_bit/total", ("sram_correctable", "dram_correctable")),
     )
 
 
+# v12's SRAM and DRAM sums; v13 (driver 580, tests/recordings/h100-device) has no SRAM sum: its parity and
+# SECDED parts stand beside the DRAM count, so they are added in its place (only one form is ever present).
+_UNCORRECTABLE = ("sram_uncorrectable", "sram_uncorrectable_parity", "sram_uncorrectable_secded",
+                  "dram_uncorrectable")
+
+
 def _ecc_count(scope: ET.Element | None, v11_total: str, v12_parts: tuple[str, ...]) -> int | None:
-    """DTD v11 has a ``total`` per kind; v12 splits SRAM and DRAM (their ``_parity``/``_secded``
-    children break ``sram_uncorrectable`` down further, so only the two sums are added)."""
+    """DTD v11 has a ``total`` per kind; v12 and v13 split SRAM and DRAM. Only direct children are
+    read: v12 breaks ``sram_uncorrectable`` down into ``_parity``/``_secded`` children of it, which
+    must not be added twice, while v13 prints those two as siblings with no SRAM sum at all."""
     if scope is None:
         return None
     if scope.find(v11_total) is not None:

@@ -3,15 +3,19 @@ hardware, the pairwise isolation on tables of pair results, the launch command l
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import pytest
 
 from racfg.catalog import GPU_MODELS, HOST_MODELS, host_gpu
 from racfg.hostfacts import ParseError
 from racfg.hostfacts.nccl import parse_output
 from racfg.inventory.model import NcclTests
-from racfg.smoke.nccl import command_line
+from racfg.results import Status
+from racfg.smoke.judge.nccl import ONE_RANK, run_result
+from racfg.smoke.nccl import _gpu_counts, command_line
 from racfg.smoke.nccl_expect import NET_FACTOR, expected_busbw, inter_node, intra_node, isolate
-from tests.hostfacts.conftest import read_fixture
+from tests.hostfacts.conftest import read_device, read_fixture
 
 # (recording, rows, avg busbw line, largest size, its out-of-place / in-place busbw, hosts)
 RECORDINGS = [
@@ -41,6 +45,60 @@ def test_parse_recordings(fixture, rows, avg, size, out, inp, hosts):
     assert (run.largest.size, run.largest.busbw_out, run.largest.busbw_in) == (size, out, inp)
     assert run.largest.busbw == max(out, inp)
     assert run.hosts == hosts
+
+
+# One H100 (tests/recordings/h100-device): (recording, rows, largest size, its out-of-place / in-place algbw)
+H100_GPU = HOST_MODELS["DGX H100"].gpu
+H100 = "1x-H100-80GB-HBM3_{}_NCCL-2.28.9_nccl-tests-2.19.6_h100-device.txt"
+H100_REDUCE = "all_reduce_perf_b8-e256M-f2-g1_" + H100.format("one-rank-busbw-0")
+H100_GATHER = "all_gather_perf_b8-e256M-f2-g1_" + H100.format("one-rank-busbw-0")
+H100_DEFAULT = "all_reduce_perf_b1G-e8G-f2-g1_racfg-default_" + H100.format("algbw-in-e-notation")
+DEVICE_RUNS = [
+    (H100_REDUCE, 26, 268435456, 1484.7, 758078.0),
+    (H100_GATHER, 26, 268435456, 1488.5, 1e6),  # in-place "1e+06": the row was dropped before the fix
+    (H100_DEFAULT, 4, 8589934592, 1516.5, 9e6),  # racfg's default sizes: every in-place algbw in e-notation
+]
+
+
+@pytest.mark.parametrize(("fixture", "rows", "size", "algbw_out", "algbw_in"), DEVICE_RUNS,
+                         ids=["all_reduce", "all_gather", "all_reduce racfg default"])
+def test_one_rank_runs_on_an_h100(fixture, rows, size, algbw_out, algbw_in):
+    """One rank: every busbw is 0 (2(n-1)/n of algbw), the in-place algbw is huge (nothing moves)."""
+    run = parse_output(read_device(fixture))
+    assert len(run.rows) == rows and run.avg_busbw == 0.0
+    assert all(row.busbw_out == row.busbw_in == 0.0 for row in run.rows)
+    assert (run.largest.size, run.largest.algbw_out, run.largest.algbw_in) == (size, algbw_out, algbw_in)
+    assert run.ranks == {0: ("vm", 0, "NVIDIA H100 80GB HBM3")}
+
+
+@pytest.mark.parametrize(
+    ("mark", "status", "text"),
+    [
+        (None, Status.SKIP, f"nothing to judge it by: {ONE_RANK}"),  # one GPU declared: no intra-node mark
+        (expected_busbw(1, H100_GPU, 8, []), Status.FAIL, ONE_RANK),  # the declared 8 GPUs' NVLink mark
+        (expected_busbw(2, H100_GPU, 8, [400.0] * 8), Status.FAIL, ONE_RANK),
+    ],
+    ids=["no mark", "dgx h100 node mark", "two-node mark"],
+)
+def test_one_rank_is_never_a_pass(mark, status, text):
+    result = run_result("dgx01", "nccl/node/dgx01", "dgx01's 1 GPUs", parse_output(read_device(H100_DEFAULT)), mark)
+    assert result.status is status
+    assert text in result.message
+    assert result.data["busbw_gbytes_per_s"] == 0.0
+
+
+def test_a_run_of_several_ranks_without_a_mark_blames_the_catalog():
+    run = parse_output(read_fixture(RECORDINGS[1][0]))
+    result = run_result("dgx01", "nccl/node/dgx01", "dgx01's 8 GPUs", run, None)
+    assert result.status is Status.SKIP and "not in racfg's catalog" in result.message
+
+
+def test_smoke_counts_the_gpus_nvidia_smi_lists():
+    """smoke's first step on the recorded ``nvidia-smi -L`` of the H100: one GPU."""
+    listed = read_device("nvidia-smi-L_1x-H100-80GB-HBM3_driver-580.159.04_h100-device.txt")
+    host = SimpleNamespace(run=lambda command, timeout: SimpleNamespace(rc=0, stdout=listed))
+    run = SimpleNamespace(fleet={"dgx01": host})
+    assert _gpu_counts(run, [SimpleNamespace(name="dgx01")]) == {"dgx01": 1}
 
 
 def test_zero_byte_rows_and_info_lines():

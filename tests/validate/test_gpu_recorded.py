@@ -17,9 +17,10 @@ import pytest
 from racfg.results import Status
 from racfg.validate.command import ValidateOptions, run_checks
 from racfg.validate.context import RenderedSite, ValidateContext
-from racfg.validate.probe import HostProbe, Section
+from racfg.validate.probe import HostProbe, Section, parse_output
 
 FIXTURES = Path(__file__).parents[1] / "hostfacts" / "fixtures"
+DEVICE = Path(__file__).parents[1] / "recordings" / "h100-device"
 V100S = "nvidia-smi-q-x_8x-Tesla-V100S-PCIE-32GB_driver-460.73.01_datakit.xml"
 A100 = "nvidia-smi-q-x_A100-SXM4_dtd-v12_telegraf-testdata.xml"
 T4 = "nvidia-smi-q-x_Tesla-T4_telegraf-testdata.xml"
@@ -37,6 +38,19 @@ DCGM_MISSING = Section(127, "dcgmi: not found")
 
 def rec(name: str) -> Section:
     return Section(0, (FIXTURES / name).read_text(encoding="utf-8"))
+
+
+def h100(**changed: Section) -> dict[str, Section]:
+    """The sections racfg's own probe script captured on a real H100 with driver 580 (one GPU passed
+    through to a VM: no NVLink, no DCGM), split as validate splits them; ``changed`` replaces some."""
+    text = (DEVICE / "racfg-probe_dgx-gpu-sections_1x-H100-80GB-HBM3_driver-580.159.04_h100-device.txt").read_text()
+    return {**parse_output(text), **changed}
+
+
+def sram_secded(count: int) -> Section:
+    """The H100's real ``-q -x`` (DTD v13) with its volatile SRAM SECDED uncorrectable counter set."""
+    text = h100()["nvidia_smi"].out
+    return Section(0, text.replace("<sram_uncorrectable_secded>0<", f"<sram_uncorrectable_secded>{count}<", 1))
 
 
 def dgx(model: str | None = "DGX-1", **extra: Any) -> dict[str, Any]:
@@ -108,6 +122,25 @@ CASES = [
     ("dcgm hostengine down", dgx(), {"nvidia_smi": rec(V100S), "dcgm": Section(
         255, "Error: unable to establish a connection to the specified host: localhost")},
      "*/gpu/dcgm_diag", Status.SKIP, "unable to establish a connection"),
+    # A real H100 (driver 580, DTD v13), recorded on the device (tests/recordings/h100-device)
+    ("h100: one gpu where a dgx h100 has 8", dgx("DGX H100"), h100(), "*/gpu/count", Status.FAIL, "Expected: 8"),
+    ("h100: one gpu declared", dgx("DGX H100", racfg_gpus=1), h100(), "*/gpu/count", Status.PASS, "1"),
+    ("h100: model of a dgx h100", dgx("DGX H100"), h100(), "*/gpu/model", Status.PASS, "NVIDIA H100 80GB HBM3"),
+    ("h100: persistence on", dgx("DGX H100"), h100(), "*/gpu/persistence_mode", Status.PASS, "on for every GPU"),
+    ("h100: ecc on, counters 0", dgx("DGX H100"), h100(), "*/gpu/ecc", Status.PASS, "no uncorrectable errors"),
+    ("h100: v13 sram secded error", dgx("DGX H100"), h100(nvidia_smi=sram_secded(2)), "*/gpu/ecc", Status.FAIL,
+     "uncorrectable errors 00000000:00:06.0: 2"),
+    ("h100: nvlink prints nothing, dgx h100 wants 18", dgx("DGX H100"), h100(), "*/gpu/nvlink", Status.FAIL,
+     "0 of 18 links up on each of 1 GPU(s) (nvidia-smi nvlink --status printed nothing)"),
+    ("h100: nvlink prints nothing, model unknown", dgx("Custom 1U"), h100(), "*/gpu/nvlink", Status.SKIP,
+     "report no NVLink links"),
+    ("h100: gen5 x16", dgx("DGX H100"), h100(), "*/gpu/pcie_link", Status.PASS, "Gen5 x16"),
+    ("h100: remapped rows, none pending", dgx("DGX H100"), h100(), "*/gpu/memory_health", Status.PASS,
+     "nothing pending or failed"),
+    ("h100: idle, no slowdown", dgx("DGX H100"), h100(), "*/gpu/clocks_at_idle", Status.PASS,
+     "no thermal or power slowdown"),
+    ("h100: kernel log read, no xid", dgx("DGX H100"), h100(), "*/gpu/xid", Status.PASS, "no hardware Xid"),
+    ("h100: dcgmi not installed", dgx("DGX H100"), h100(), "*/gpu/dcgm_diag", Status.SKIP, "DCGM is not installed"),
 ]
 GPU_CHECKS = ("count", "model", "nvlink", "pcie_link", "memory_health", "clocks_at_idle", "xid", "dcgm_diag")
 
@@ -166,3 +199,18 @@ def test_deep_runs_dcgm_level_2():
     ctx._switch_facts = {}
     [result] = run_checks(ctx, ValidateOptions(checks=["*/gpu/dcgm_diag"]))
     assert result.status is Status.PASS and "every level-2 test passes" in (result.actual or "")
+
+
+def test_h100_probe_sections_as_validate_reads_them():
+    """racfg's probe script on the H100: every GPU section present, with the exit code racfg keeps."""
+    sections = h100()
+    assert {key: section.rc for key, section in sections.items()} == {"nvidia_smi": 0, "nvlink": 0, "xid": 0,
+                                                                       "dcgm": 127}
+    assert sections["nvlink"].out == "" and sections["xid"].out == ""
+    assert sections["dcgm"].missing and not sections["nvlink"].missing
+
+
+def test_h100_nvlink_failure_names_the_links_expected():
+    [result] = run(dgx("DGX H100"), h100(), "*/gpu/nvlink")
+    assert result.status is Status.FAIL
+    assert result.expected == "18 links per GPU at 25 GB/s (NVLink 4, DGX H100)"

@@ -30,8 +30,22 @@ def unconfigured() -> Result:
                   "racfg runs the site's nccl-tests, it does not build them")
 
 
+# nccl-tests' busbw is algbw x 2(n-1)/n: 0 for n = 1 (tests/recordings/h100-device, one H100).
+ONE_RANK = "one rank ran: all-reduce moves nothing between GPUs, so its bus bandwidth is 0 by definition"
+
+
+def _why_no_mark(outcome: NcclRun) -> str:
+    """Why a run has no mark: a lone rank has no bus to measure (the catalog is not at fault), else the
+    GPU model is unknown. The rank count is read from the run's own ``# Rank`` lines."""
+    if len(outcome.ranks) == 1:
+        return ONE_RANK
+    return f"the GPU model is not in racfg's catalog; give acceptance.references.{REFERENCE}"
+
+
 def run_result(target: str, check: str, what: str, outcome: NcclRun | str, mark: Expectation | None) -> Result:
-    """One all_reduce_perf run (its parsed output, or why there is none) against its mark."""
+    """One all_reduce_perf run (its parsed output, or why there is none) against its mark. A single
+    rank's bus bandwidth of 0 is never a pass: a skip with that reason without a mark, a failure that
+    says one rank ran against a mark (the mark counts the GPUs the inventory declares)."""
     if isinstance(outcome, str):
         return Result(target, check, CATEGORY, Status.ERROR, f"all_reduce_perf on {what}: {outcome}")
     row = outcome.largest
@@ -41,8 +55,10 @@ def run_result(target: str, check: str, what: str, outcome: NcclRun | str, mark:
     message = (f"all_reduce_perf on {what}: bus bandwidth {row.busbw:.3g} GB/s at {row.size:,} B "
                f"(out-of-place {row.busbw_out:g}, in-place {row.busbw_in:g}; avg over sizes {outcome.avg_busbw})")
     if mark is None:
-        return Result(target, check, CATEGORY, Status.SKIP, f"{message}; nothing to judge it by: the GPU model is "
-                      f"not in racfg's catalog; give acceptance.references.{REFERENCE}", data=data)
+        return Result(target, check, CATEGORY, Status.SKIP,
+                      f"{message}; nothing to judge it by: {_why_no_mark(outcome)}", data=data)
+    if len(outcome.ranks) == 1:
+        message += f"; {ONE_RANK}"
     ok = row.busbw >= mark.gbytes_per_s
     return Result(target, check, CATEGORY, Status.PASS if ok else Status.FAIL, message,
                   f">= {mark.gbytes_per_s:.3g} GB/s ({mark.basis})", f"{row.busbw:.3g} GB/s",

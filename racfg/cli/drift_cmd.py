@@ -37,10 +37,16 @@ def drift(
     output: Path = OUTPUT_OPTION,
     forks: int = typer.Option(20, "--forks", min=1, max=500, envvar="RACFG_FORKS",
                               help="Parallel hosts for the Ansible layers."),
+    full_check: bool = typer.Option(False, "--full-check", envvar="RACFG_FULL_CHECK",
+                                    help="config layer: run every role in check mode (as deploy --check --diff) "
+                                    "instead of the roles' reads; also plans what the reads do not compare "
+                                    "(the GPU driver, the array mount, Weka, MLNX_OFED, the IPoIB mode)."),
 ) -> None:
     """Show what changed since the last good deploy, on three layers, read-only.
 
-    **config**: the tasks a deploy would run now (check + diff mode), per host and switch;
+    **config**: what a deploy would change now, per host and switch, from the roles' own reads
+    (one module run per host and play) with each file's diff; `--full-check` runs every role in
+    check + diff mode instead;
     **state**: the validate checks that fail now; **environment**: facts now (packages, kernel,
     OFED, NICs, drives, GPU driver, switch OS and ports; on a leaf-spine site also the ISLs, BGP
     sessions and routes, each change with its cause) against the baseline the last successful
@@ -69,7 +75,7 @@ def drift(
         if live:
             typer.echo(f"  drift {text}", err=True)
 
-    options = DriftOptions(limit=limit, baseline_id=baseline, forks=forks)
+    options = DriftOptions(limit=limit, baseline_id=baseline, forks=forks, full_check=full_check)
     if accept_now:
         _accept(cluster, options, overrides, progress, yes)
         return

@@ -47,6 +47,9 @@ class DeployOptions(Selection):
     # The inventory rendered already in this run (drift renders once for all its layers); None: this
     # run renders its own into its record.
     rendered: Path | None = None
+    # drift's config layer (with tags racfg_read): the probes also return the files they would
+    # write as diffs, and the run's racfg_would_change facts land in DeployOutcome.would_change.
+    config_read: bool = False
 
 
 @dataclass
@@ -61,6 +64,8 @@ class DeployOutcome:
     # With DeployOptions.read_facts: the facts the run read, per host and per switch (those it reached).
     host_facts: dict[str, dict[str, Any]] = field(default_factory=dict)
     switch_facts: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # With DeployOptions.config_read: per host, role -> what the roles' reads found different.
+    would_change: dict[str, dict[str, list[str]]] = field(default_factory=dict)
     # Ansible stopped before or outside a task (a parse error, a module it cannot resolve...): its
     # own errors (PlaybookTracker.stop_reason); the run could not run, whatever the counts say.
     ansible_errors: list[AnsibleError] = field(default_factory=list)
@@ -137,6 +142,8 @@ def run_deploy(cluster: Cluster, options: DeployOptions, title: str = "deploy",
         facts_vars = {"racfg_read_host_facts": True} if staging is not None or options.read_facts else {}
         if options.switch_facts and options.check:
             facts_vars["racfg_switch_facts_read"] = options.switch_facts
+        if options.config_read:
+            facts_vars["racfg_config_read"] = True
         with _switch_secrets(cluster, in_scope, overrides) as secrets:
             run = Playbook(
                 playbook=options.playbook,
@@ -163,6 +170,7 @@ def run_deploy(cluster: Cluster, options: DeployOptions, title: str = "deploy",
                                 ansible_errors=[] if interrupted else tracker.stop_reason() or [])
         if options.read_facts:
             outcome.host_facts, outcome.switch_facts = tracker.host_facts, tracker.switch_facts
+        outcome.would_change = tracker.would_change
         if outcome.exit_code == ExitCode.OK and wants_baseline:
             if staging is not None and tracker.totals["changed"] == 0:
                 write_host_facts(staging, tracker.host_facts)  # read before the run, and nothing changed since

@@ -1,20 +1,19 @@
 """`racfg drift`: what changed since the last good state, on three layers at once, read-only.
 
-- config: site.yml in check + diff mode through deploy's playbook invocation (per host the tasks that would
-  change, with their diffs; per switch the switch module's plan);
+- config: what a deploy would change now (racfg.drift.config: the roles' own reads, or with
+  ``--full-check`` site.yml in check + diff mode), per host and switch, with diffs;
 - state: the validate checks that fail now;
 - environment: the hosts' and switches' facts now against the baseline of the last good deploy
   (or the last ``--accept``).
-state runs beside config (the check-mode deploy on the main thread, which owns signal handling).
-environment follows config: the check-mode run reads the facts now as it goes (its common probe
-reads each host's baseline document, its switch play returns what it read), so only what it could
-not read is read again. Drift takes the site lock as a reader: it refuses while a deploy runs,
-and never blocks another drift.
+state runs beside config (the config run on the main thread, which owns signal handling).
+environment follows config: the config run reads the facts now as it goes (its common probe
+reads each host's baseline document), and each switch is read once for all three layers, so only
+what it could not read is read again. Drift takes the site lock as a reader: it refuses while a
+deploy runs, and never blocks another drift.
 """
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -25,15 +24,16 @@ from typing import Any
 from racfg.baseline.collect import collect_facts
 from racfg.baseline.store import commit_baseline, list_baselines, load_baseline, read_facts_dir
 from racfg.connection import NO_OVERRIDES, ConnectionOverrides
+from racfg.drift.config import ANSIBLE_STOPPED, FactsRead, config_layer, deploy_fix
 from racfg.drift.environment import Change, host_changes, switch_changes
 from racfg.drift.fabric import fabric_changes, fabric_view
-from racfg.drift.switchread import SwitchesRead, read_switches
 from racfg.inventory import Cluster
 from racfg.locking import site_change_lock
 from racfg.render import write_rendered
 from racfg.render.connection_options import connection_options
 from racfg.results import Report, Result, Status
 from racfg.run_record import RunRecord
+from racfg.switches.fleet import SwitchesRead, read_switches
 
 Progress = Callable[[str], None]
 
@@ -43,14 +43,8 @@ class DriftOptions:
     limit: str | None = None
     baseline_id: str | None = None
     forks: int = 20
-
-
-@dataclass
-class FactsRead:
-    """The facts a check-mode run read on its way (DeployOutcome.host_facts/switch_facts)."""
-
-    hosts: dict[str, dict[str, Any]] = field(default_factory=dict)
-    switches: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # the config layer as a check-mode run of every role instead of the roles' reads (racfg.drift.config)
+    full_check: bool = False
 
 
 @dataclass
@@ -61,68 +55,6 @@ class DriftRun:
     record: RunRecord
     facts_now: Path | None = None
     changes: list[Change] = field(default_factory=list)
-
-# The config layer's result when Ansible stopped before running the check-mode play: the drift
-# report is that error alone (exit 3, could not run); the other layers' findings would pass for drift.
-ANSIBLE_STOPPED = "cluster/config/ansible"
-
-
-def _deploy_fix(cluster: Cluster, target: str, tags: str | None = None) -> str:
-    return f"racfg deploy {cluster.display} --limit {target}" + (f" --tags {tags}" if tags else "")
-
-
-def owning_role(task: str) -> str | None:
-    """The role whose tag repairs ``task`` (``role : name``): the role a shared task ran for when its name
-    says so (common's package tasks end ``(role ofed)`` when ofed included them), else its own role."""
-    found = _FOR_ROLE.search(task)
-    if found:
-        return found.group(1)
-    return task.split(" : ", 1)[0] if " : " in task else None
-
-
-_FOR_ROLE = re.compile(r"\(role ([a-z_]+)\)$")
-
-
-# --- config ------------------------------------------------------------------------------------
-
-def config_layer(cluster: Cluster, options: DriftOptions, overrides: ConnectionOverrides,
-                 switches: SwitchesRead | None = None, rendered: Path | None = None,
-                 ) -> tuple[list[Result], FactsRead]:
-    """The tasks a deploy would run now, per host and switch (check mode + diff), and the facts
-    the run read on its way (the environment layer's "now"); the switch play plans from
-    ``switches`` (the run's one read) where it has them."""
-    from racfg.deploy.command import DeployOptions, run_deploy
-
-    deploy = DeployOptions(limit=options.limit, check=True, diff=True, forks=options.forks, baseline=False,
-                           quiet=True, lock_holder="drift", read_facts=True,
-                           switch_facts=switches.as_dicts() if switches else None, rendered=rendered)
-    outcome = run_deploy(cluster, deploy, title="drift: check-mode deploy", overrides=overrides)
-    if outcome.could_not_run:
-        return [Result("cluster", ANSIBLE_STOPPED, "config", Status.ERROR, f"could not run: {outcome.could_not_run}",
-                       fix="correct the file at the line Ansible names",
-                       data={"ansible_errors": [e.as_dict() for e in outcome.ansible_errors],
-                             "run": str(outcome.record.path)})], FactsRead()
-    diffs: dict[tuple[str, str], list[str]] = {}
-    for d in outcome.diffs:
-        diffs.setdefault((d["host"], d["task"]), []).append(d["diff"])
-    results = []
-    for host in outcome.hosts:
-        name = host["host"]
-        for problem in host.get("problems", []):
-            results.append(Result(name, f"{name}/config/plan", "config", Status.ERROR,
-                                  f"could not plan this host: {problem}"))
-        for task in host.get("changes", []):
-            role = owning_role(task)
-            results.append(Result(
-                name, f"{name}/config/{task}", "config", Status.FAIL, f"would change: {task}",
-                expected="as deployed", actual="would change", fix=_deploy_fix(cluster, name, role),
-                data={"sign": "~", "diff": "\n".join(diffs.get((name, task), [])), "run": str(outcome.record.path)}))
-    planned = {h["host"] for h in outcome.hosts}
-    for name in sorted(planned):
-        if not any(r.target == name and r.status is not Status.PASS for r in results):
-            results.append(Result(name, f"{name}/config/plan", "config", Status.PASS, "nothing would change"))
-    return results, FactsRead(outcome.host_facts, outcome.switch_facts)
-
 
 # --- state -------------------------------------------------------------------------------------
 
@@ -212,7 +144,7 @@ def environment_layer(cluster: Cluster, options: DriftOptions, overrides: Connec
             c.target, f"{c.target}/environment/{c.key}", "environment", Status.FAIL, f"{c.sentence()} {since}",
             expected=c.before, actual=c.after,
             fix=f"racfg drift {cluster.display} --accept (if intended), else "
-                f"{c.repair or c.by_hand() or _deploy_fix(cluster, c.target)}",
+                f"{c.repair or c.by_hand() or deploy_fix(cluster, c.target)}",
             data={"sign": c.sign}))
     changed = {c.target for c in changes}
     for target in [*(h.name for h in cluster.hosts), *cluster.switches]:
@@ -247,14 +179,15 @@ def run_drift(cluster: Cluster, options: DriftOptions, overrides: ConnectionOver
         read: FactsRead | None = None
         env: tuple[list[Result], Path | None, list[Change], dict[str, Any] | None] = ([], None, [], None)
         with ThreadPoolExecutor(max_workers=2) as pool:
-            # each switch read once, for all three layers (racfg.drift.switchread), beside the hosts' probes
+            # each switch read once, for all three layers (racfg.switches.fleet), beside the hosts' probes
             switches_f = pool.submit(timed, "switches", lambda: read_switches(
                 cluster, switches_to_read(cluster, options, layers), overrides))
             state_f = pool.submit(timed, "state", lambda: state_layer(
                 cluster, options, overrides, switches_f.result, rendered)) if "state" in layers else None
             if "config" in layers:
                 config, read = timed("config", lambda: config_layer(
-                    cluster, options, overrides, switches_f.result(), rendered))
+                    cluster, options.limit, options.forks, overrides, switches_f.result, rendered,
+                    full_check=options.full_check))
                 results += config
             stopped = any(r.check == ANSIBLE_STOPPED for r in results)  # drift unknown: the error alone
             if "environment" in layers and not stopped:

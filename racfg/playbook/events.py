@@ -85,6 +85,10 @@ class PlaybookTracker:
         self.host_facts: dict[str, dict[str, Any]] = {}
         # each unchanged switch's facts, as the switch role's racfg_switch task read them
         self.switch_facts: dict[str, dict[str, Any]] = {}
+        # per host, role -> what the roles' reads found different (site.yml's racfg_read tasks), and
+        # the roles whose work on the host those reads do not compare (they must run to know)
+        self.would_change: dict[str, dict[str, list[str]]] = {}
+        self.not_read: dict[str, list[str]] = {}
         self.stats_seen = False
         # What Ansible printed outside any task (warnings, and the error block of a play it could
         # not start): ansible-runner's ``verbose`` events, the last of them.
@@ -166,6 +170,11 @@ class PlaybookTracker:
                 self.host_facts[name] = res["racfg_host_facts"]
             if isinstance(res.get("racfg_switch_facts"), dict):
                 self.switch_facts[name] = res["racfg_switch_facts"]
+            facts = res.get("ansible_facts") or {}
+            if isinstance(facts.get("racfg_would_change"), dict):
+                self.would_change[name] = facts["racfg_would_change"]
+            if isinstance(facts.get("racfg_not_read"), list):
+                self.not_read[name] = facts["racfg_not_read"]
         elif kind == "runner_on_skipped":
             progress.skipped += 1
         elif kind == "runner_on_failed":
@@ -189,7 +198,7 @@ class PlaybookTracker:
         for item in diff if isinstance(diff, list) else [diff]:
             text = item.get("prepared") if isinstance(item, dict) else None
             if text is None and isinstance(item, dict) and ("before" in item or "after" in item):
-                text = _unified(item)
+                text = unified_diff(item)
             if text:
                 self.diffs.append(Diff(host, task, text))
 
@@ -206,6 +215,20 @@ class PlaybookTracker:
             # ansible counts changed tasks inside ok; keep ok as "ok and unchanged" like the recap shows
             progress.ok = max(progress.ok - progress.changed, 0)
             progress.current = "done"
+
+    def then(self, later: PlaybookTracker) -> PlaybookTracker:
+        """This run followed by ``later`` (a deploy's apply pass after its read pass): each host the
+        later run played is as it says, the others as this one says; what either read is kept."""
+        out = PlaybookTracker(on_line=self.on_line, verbose=self.verbose)
+        out.hosts = {**self.hosts, **later.hosts}
+        out.diffs = self.diffs + later.diffs
+        out.host_facts = {**self.host_facts, **later.host_facts}
+        out.switch_facts = {**self.switch_facts, **later.switch_facts}
+        out.would_change, out.not_read = self.would_change, self.not_read
+        out.tasks_started = self.tasks_started + later.tasks_started
+        out.stats_seen = self.stats_seen and later.stats_seen
+        out.output = self.output if not self.stats_seen else later.output  # the run that stopped, if one did
+        return out
 
     @property
     def totals(self) -> dict[str, int]:
@@ -246,7 +269,7 @@ def _message(res: dict[str, Any]) -> str:
     return text[:300]
 
 
-def _unified(item: dict[str, Any]) -> str:
+def unified_diff(item: dict[str, Any]) -> str:
     import difflib
 
     before = str(item.get("before", ""))

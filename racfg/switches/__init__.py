@@ -9,6 +9,7 @@ Public API::
     SwitchTarget(...), SwitchSession(target).facts() -> SwitchFacts
     read_facts(target) -> SwitchFacts
     apply_switch(target, intended, check=False, save=True) -> ApplyResult
+    plan_from_facts(name, platform, intended, facts) -> ApplyResult   # a check from facts read already
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 # Lazy exports (PEP 562): the lab's switch CLI imports racfg.switches.ports and must start in
 # well under a second, so importing the package must not pull in jinja2 and the drivers.
 _EXPORTS = {
-    "ApplyResult": "apply", "apply_switch": "apply", "resolve_password": "credentials",
+    "ApplyResult": "apply", "apply_switch": "apply", "plan_from_facts": "apply", "resolve_password": "credentials",
     "switch_passwords": "credentials",
     "SwitchDriver": "drivers", "get_driver": "drivers", "SwitchAuthError": "errors", "SwitchConfigError": "errors",
     "SwitchCredentialsError": "errors", "SwitchUnreachable": "errors", "LldpNeighbor": "facts", "PfcFacts": "facts",

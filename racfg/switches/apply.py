@@ -140,6 +140,12 @@ def planned(driver: SwitchDriver, target: SwitchTarget, intended: IntendedSwitch
     return result, changes
 
 
+def plan_from_facts(name: str, platform: str, intended: IntendedSwitch, facts: SwitchFacts) -> ApplyResult:
+    """What would change on switch ``name`` whose facts were read already (drift's one read), no login."""
+    target = SwitchTarget(name=name, platform=platform, host="")
+    return planned(get_driver(platform), target, intended, facts)[0]
+
+
 def apply_switch(target: SwitchTarget, intended: IntendedSwitch, *, check: bool = False, save: bool = True,
                  facts: SwitchFacts | None = None) -> ApplyResult:
     """Make one switch match ``intended`` (check=True: only report what would change).

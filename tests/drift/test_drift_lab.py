@@ -110,9 +110,10 @@ def test_drift_is_a_reader_of_the_site_lock(deployed_site):
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
 
 
-def test_a_drift_run_logs_in_to_each_switch_once(deployed_site):
-    """The config, state and environment layers share one read of each switch (racfg.drift.switchread):
-    the lab switch counts the logins it accepts, and each layer still judged the switch."""
+def test_a_drift_run_and_a_no_change_deploy_log_in_to_each_switch_once(deployed_site):
+    """The config, state and environment layers share one read of each switch (racfg.switches.fleet):
+    the lab switch counts the logins it accepts, and each layer still judged the switch. A deploy
+    that changes nothing reads each switch once too: the switch play's read is the baseline's."""
     site, switches = deployed_site.lab.site, list(deployed_site.lab.cluster.switches)
     before = {name: api.switch_logins(site, name) for name in switches}
     assert all(before.values()), f"the lab switches count no logins, not even the deploy's: {before}"
@@ -122,3 +123,7 @@ def test_a_drift_run_logs_in_to_each_switch_once(deployed_site):
     for name in switches:
         judged = {r["category"] for r in report["results"] if r["target"] == name and r["status"] == "pass"}
         assert judged == {"config", "state", "environment"}, (name, judged)
+    before = {name: api.switch_logins(site, name) for name in switches}
+    proc = deployed_site.racfg("deploy", str(INVENTORY), "--yes")
+    assert proc.returncode == 0 and "no changes" in proc.stdout, proc.stdout[-3000:] + proc.stderr[-2000:]
+    assert {name: api.switch_logins(site, name) - before[name] for name in switches} == dict.fromkeys(switches, 1)

@@ -86,7 +86,7 @@ def test_a_clean_plan_is_at_most_ten_lines_however_many_checks_skipped():
 
 
 def test_a_shared_task_is_fixed_with_the_tag_of_the_role_it_ran_for():
-    from racfg.drift.command import owning_role
+    from racfg.drift.config import owning_role
 
     assert owning_role("common : Report the packages a run would install (role ofed)") == "ofed"
     assert owning_role("common : Report the packages a run would install (role nfs_client)") == "nfs_client"

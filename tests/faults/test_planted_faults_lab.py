@@ -87,8 +87,8 @@ def check_drift(report: dict, code: int, plan: str) -> None:
     assert downgraded["fix"].endswith(f"on dgx03: apt-get install libevent-2.1-7={CURRENT_LIBEVENT}")  # not deploy
     assert by_id["dgx01/environment/nics/data0/mtu"]["message"].startswith("dgx01: NIC data0 MTU 9000 -> 1500")
     assert "sw1/state/switches/config_saved" in by_status(report, "fail")
-    # the package ofed installs through common's packages.yml: the fix is ofed's tag, not common's
-    ofed = by_id["stor01/config/common : Report the packages a run would install (role ofed)"]
+    # the package ofed installs (through common's packages.yml): named by the ofed role's read, fixed by its tag
+    ofed = by_id["stor01/config/ofed/package ibverbs-utils missing"]
     assert ofed["fix"] == f"racfg deploy {INVENTORY} --limit stor01 --tags ofed"
     assert all(r["fix"] for r in report["results"] if r["status"] == "fail")
     # the plan as a person reads it: plan.txt

@@ -172,3 +172,39 @@ def test_host_facts_take_the_links_from_the_probes_own_ip_read_when_it_made_one(
     doc = racfg_probe.host_facts({"nics": ["data0", "lo"], "identity": {"host": "dgx01"}}, ip_addr=given)
     assert doc["nics"]["data0"]["mtu"] == 9000 and doc["nics"]["data0"]["addresses"] == ["198.19.0.11/24"]
     assert doc["nics"]["lo"] is None  # not in the given read
+
+
+@pytest.mark.parametrize(("label", "change", "spec", "expected"), [
+    ("same content: no diff", None, {}, None),
+    ("content differs: the host's beside the rendered", lambda h: (h / "etc/app.conf").write_text("a = 2\n"), {},
+     ("a = 2\n", "a = 1\n")),
+    ("missing: an empty before", lambda h: (h / "etc/app.conf").unlink(), {}, ("", "a = 1\n")),
+    ("mode only: the content is the same, no diff", lambda h: (h / "etc/app.conf").chmod(0o600), {}, None),
+    ("a check that does not apply here: no diff", lambda h: (h / "etc/app.conf").write_text("x\n"),
+     {"only_if": {"exists": "/nonexistent/racfg"}}, None),
+    ("too large to show: sizes", lambda h: (h / "etc/app.conf").write_text("x" * 300_000), {},
+     ("(300000 bytes)\n", "(6 bytes)\n")),
+])
+def test_content_diffs_show_what_a_deploy_would_write(host: Path, label: str, change, spec: dict,
+                                                      expected: tuple[str, str] | None) -> None:
+    """racfg drift's config layer shows these as each drifted file's diff."""
+    if change is not None:
+        change(host)
+    found = racfg_probe.content_diffs([_file(host, **spec)])
+    if expected is None:
+        assert found == [], label
+        return
+    path = str(host / "etc" / "app.conf")
+    assert found == [{"before": expected[0], "after": expected[1], "before_header": f"{path} (on the host)",
+                      "after_header": f"{path} (rendered)"}], label
+
+
+def test_wanted_files_are_the_roles_own_the_other_roles_and_the_kernel_parameters(host: Path) -> None:
+    params = {"files": [_file(host)], "also": {"fabric": {"files": [{"path": "/x.network", "content": "n\n"}]},
+                                               "ofed": None},
+              "sysctl": {"settings": {"net.core.rmem_max": 268435456, "vm.swappiness": 1}, "file": "/s.conf",
+                         "header": "racfg"}}
+    files = racfg_probe.wanted_files(params)
+    assert [f["path"] for f in files] == [str(host / "etc" / "app.conf"), "/x.network", "/s.conf"]
+    assert files[2]["content"] == "# racfg\nnet.core.rmem_max = 268435456\nvm.swappiness = 1\n"
+    assert racfg_probe.wanted_files({"files": [], "also": {}, "sysctl": {}}) == []

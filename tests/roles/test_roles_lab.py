@@ -364,15 +364,18 @@ def test_recap_lists_each_skip_with_its_reason_and_a_required_gpu_fails(runs, re
 
 def test_one_drifted_item_runs_only_its_roles_tasks(runs, rendered: Path, roles_lab: testing.LabHandle) -> None:
     """The common role's one read finds each drift of the roles it reads for: a kernel parameter set
-    by hand (sysctl), a data NIC's file edited (fabric) and an RDMA package removed (ofed). Each
+    by hand (sysctl), a data NIC's file edited (fabric), an RDMA package removed (ofed) and a data
+    NIC's live MTU (fabric). racfg drift names exactly each, by its role, with the file's diff; each
     host's re-run then runs its own role's tasks alone (the other hosts only read) and repairs it."""
     dgx01, dgx02 = (h.name for h in roles_lab.hosts("dgx"))
-    stor01 = roles_lab.hosts("storage")[0].name
+    stor01, stor02 = (h.name for h in roles_lab.hosts("storage"))
     settled = site(rendered)  # the tests before may leave their own changes (a wiped drive's record) to repair
     assert settled.rc == 0, settled.output[-4000:]
     sh(roles_lab, dgx01, "sysctl -qw net.ipv4.tcp_mtu_probing=0")
     sh(roles_lab, dgx02, "echo '# edited by hand' >> /etc/systemd/network/10-racfg-data0.network")
     sh(roles_lab, stor01, "dpkg -r --force-depends perftest >/dev/null 2>&1")
+    sh(roles_lab, stor02, "ip link set data0 mtu 1500")
+    drift_names_exactly(dgx01, dgx02, stor01, stor02)
     repaired = site(rendered)
     assert repaired.rc == 0, repaired.output[-4000:]
     changed: dict[str, set[str]] = {}
@@ -383,7 +386,8 @@ def test_one_drifted_item_runs_only_its_roles_tasks(runs, rendered: Path, roles_
         done = re.match(r"changed: \[([^\]]+)\]", line)
         if done:
             changed.setdefault(done.group(1), set()).add(task.split(" : ")[0])
-    assert changed == {dgx01: {"common"}, dgx02: {"fabric"}, stor01: {"common"}}, changed  # ofed installs via common
+    assert changed == {dgx01: {"common"}, dgx02: {"fabric"}, stor01: {"common"}, stor02: {"fabric"}}, changed
+    # (ofed installs its packages through common's packages.yml)
     runs_on = host_module_runs(repaired.output)
     assert "common : Persist and apply the kernel parameters" in runs_on[dgx01]
     assert "fabric : Write a .network file per data NIC" in runs_on[dgx02]
@@ -391,6 +395,26 @@ def test_one_drifted_item_runs_only_its_roles_tasks(runs, rendered: Path, roles_
     assert sh(roles_lab, dgx01, "cat /proc/sys/net/ipv4/tcp_mtu_probing") == "1"
     assert "# edited by hand" not in sh(roles_lab, dgx02, "cat /etc/systemd/network/10-racfg-data0.network")
     assert sh(roles_lab, stor01, "dpkg-query -W -f='${db:Status-Status}' perftest") == "installed"
-    for host in (dgx01, dgx02, stor01):
+    assert sh(roles_lab, stor02, "cat /sys/class/net/data0/mtu") == "9000"
+    for host in (dgx01, dgx02, stor01, stor02):
         others = [t for t in runs_on[host] if t not in CONVERGED_READS[re.sub(r"\d+$", "", host)]]
         assert {t.split(" : ")[0] for t in others} <= {"common", "fabric", "ofed"}, (host, others)
+
+
+def drift_names_exactly(dgx01: str, dgx02: str, stor01: str, stor02: str) -> None:
+    """racfg drift's config layer on the drifts test_one_drifted_item_runs_only_its_roles_tasks plants:
+    each named by its role and item, the edited file with its diff, nothing else would change."""
+    proc = subprocess.run([str(BIN / "racfg"), "drift", str(INVENTORY), "--format", "json"],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 1, proc.stdout[-3000:] + proc.stderr[-3000:]
+    config = {r["check"]: r for r in json.loads(proc.stdout)["results"]
+              if r["category"] == "config" and r["status"] in ("fail", "error")}
+    network = "/etc/systemd/network/10-racfg-data0.network"
+    assert sorted(config) == sorted([
+        f"{dgx01}/config/common/kernel parameter net.ipv4.tcp_mtu_probing is 0 (wanted 1)",
+        f"{dgx02}/config/fabric/file {network} content",
+        f"{stor01}/config/ofed/package perftest missing",
+        f"{stor02}/config/fabric/live MTU or address of data0"]), sorted(config)
+    edited = config[f"{dgx02}/config/fabric/file {network} content"]
+    assert "-# edited by hand" in edited["data"]["diff"] and f"+++ {network} (rendered)" in edited["data"]["diff"]
+    assert edited["fix"] == f"racfg deploy {INVENTORY} --limit {dgx02} --tags fabric"

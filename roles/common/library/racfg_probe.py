@@ -29,6 +29,7 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.facts.system.distribution import DistributionFactCollector
 from ansible.module_utils.facts.system.platform import PlatformFactCollector
 from ansible.module_utils.racfg_sysctl_plan import compare as sysctl_compare
+from ansible.module_utils.racfg_sysctl_plan import render_file as sysctl_file
 
 DOCUMENTATION = r"""
 module: racfg_probe
@@ -111,6 +112,12 @@ options:
       as it would (returned under sysctl: differs, and not_applied with the reason per key)."
     type: dict
     default: {}
+  diffs:
+    description: >-
+      Also return, as the task's diff, each wanted file whose content differs (racfg drift's
+      config layer shows them; a deploy's own tasks show theirs, so it leaves this off).
+    type: bool
+    default: false
   pci:
     description: Also return each PCI device's vendor and class (the GPU role counts its GPUs from it).
     type: bool
@@ -143,6 +150,11 @@ also: {description: name -> what is not as wanted among that role's checks, type
 sysctl: {description: "with sysctl: {differs, not_applied}", type: dict}
 pci: {description: "with pci: [{vendor, class}] per PCI device, as sysfs writes them", type: list}
 checked: {description: how many things were compared, type: int}
+diff:
+  description: >-
+    "with diffs: [{before, after, before_header, after_header}] per file (the other roles' too) whose
+    content differs, the host's beside the rendered one"
+  type: list
 racfg_host_facts: {description: the baseline document, only when host_facts is given, type: dict}
 ansible_facts: {description: "with facts: hostname, kernel and the distribution facts, as setup names them", type: dict}
 """
@@ -411,6 +423,41 @@ def applies(spec: dict) -> bool:
     return not has_capability
 
 
+# A file's diff is for a person to read: one larger than this is named, not shown.
+DIFF_MAX_BYTES = 256 * 1024
+
+
+def content_diffs(files: list[dict]) -> list[dict]:
+    """For --diff: each wanted file (that applies) whose content differs, the host's beside the
+    rendered one, as Ansible's modules return a diff: drift shows what a deploy would write
+    without a check-mode run of the role."""
+    out = []
+    for spec in files:
+        if not applies(spec):
+            continue
+        have = read_bytes(spec["path"])
+        want = spec["content"].encode()
+        if have is not None and sha1(have) == sha1(want):
+            continue
+        if max(len(have or b""), len(want)) > DIFF_MAX_BYTES:
+            before, after = f"({len(have or b'')} bytes)\n", f"({len(want)} bytes)\n"
+        else:
+            before, after = (have or b"").decode(errors="replace"), spec["content"]
+        out.append({"before": before, "after": after, "before_header": f"{spec['path']} (on the host)",
+                    "after_header": f"{spec['path']} (rendered)"})
+    return out
+
+
+def wanted_files(params: dict) -> list[dict]:
+    """Every file this run compares by content: its own, the other roles' (also) and the
+    persisted kernel parameters."""
+    files = [*params["files"], *(f for checks in params["also"].values() for f in (checks or {}).get("files") or [])]
+    sysctl = params["sysctl"]
+    if sysctl.get("settings"):
+        files.append({"path": sysctl["file"], "content": sysctl_file(sysctl["settings"], sysctl.get("header") or "")})
+    return files
+
+
 CHECK_LISTS = ("files", "directories", "contains", "absent_lines", "values", "commands")
 
 
@@ -435,7 +482,7 @@ def main() -> None:
     spec.update({name: {"type": "list", "elements": "str", "default": []} for name in ("packages", "read", "exists")})
     spec.update({"host_facts": {"type": "dict", "default": {}}, "also": {"type": "dict", "default": {}},
                  "sysctl": {"type": "dict", "default": {}},
-                 "facts": {"type": "bool", "default": False}, "pci": {"type": "bool", "default": False}})
+                 **{name: {"type": "bool", "default": False} for name in ("facts", "diffs", "pci")}})
     module = AnsibleModule(argument_spec=spec, supports_check_mode=True)
     params = module.params
     outputs, output_errors, error = command_outputs(params["outputs"])
@@ -457,6 +504,8 @@ def main() -> None:
     if params["sysctl"].get("settings"):
         sysctl = params["sysctl"]
         extra["sysctl"] = sysctl_compare(sysctl["settings"], sysctl["file"], sysctl.get("header") or "")
+    if params["diffs"]:
+        extra["diff"] = content_diffs(wanted_files(params))
     if params["host_facts"]:
         ip_addr = next((outputs.get(item["name"]) for item in params["outputs"]
                         if [str(arg) for arg in item["argv"]] == IP_ADDR), None)

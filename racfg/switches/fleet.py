@@ -1,9 +1,10 @@
-"""drift's one read of each switch, shared by its three layers.
+"""Every switch of a site read once, all at once: the one read a command shares.
 
-A drift run needs every switch's facts three times: the config layer plans the switch play from
-them, the state layer's validators check them, the environment layer compares them with the
-baseline. Each used to log in on its own (a switch session costs seconds, an Onyx login most of
-it); here each switch is read once, in parallel, and the same facts go to all three.
+drift needs every switch's facts three times (its config layer plans the switch play from them,
+its state layer's validators check them, its environment layer compares them with the baseline),
+and a deploy that changes nothing needs them twice (whether the switch play has anything to do,
+and the baseline). Each used to log in on its own (a switch session costs seconds, an Onyx login
+most of it); here each switch is read once, in parallel, and the same facts serve every use.
 """
 
 from __future__ import annotations

@@ -1,0 +1,88 @@
+"""drift's config layer from the roles' reads (racfg.drift.config): each difference a read found is
+one result named by role and item with its file's diff; the switches are planned from the run's one
+read without a login; what the reads do not compare is skipped with its reason, never passed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from racfg.drift.config import NOT_READ, _read_results, not_read, switch_plans
+from racfg.errors import CannotRunError
+from racfg.inventory import load_cluster
+from racfg.render.ansible_inventory import intended_for
+from racfg.results import Status
+from racfg.switches.facts import PfcFacts, PortFacts, SwitchFacts
+from racfg.switches.fleet import SwitchesRead
+
+ROOT = Path(__file__).parents[2]
+VALLAB = ROOT / "tests" / "vallab.yaml"
+CHRONY_DIFF = "--- /etc/chrony/chrony.conf (on the host)\n+++ /etc/chrony/chrony.conf (rendered)\n@@ -1 +1 @@\n-x\n+y\n"
+LLDP_DIFF = "--- /etc/lldpd.d/racfg.conf (on the host)\n+++ /etc/lldpd.d/racfg.conf (rendered)\n@@ -1 +1 @@\n-a\n+b\n"
+
+
+def test_each_difference_is_one_result_named_by_its_role_with_its_own_files_diff():
+    cluster = load_cluster(VALLAB)
+    found = {"common": ["file /etc/chrony/chrony.conf content", "unit chrony not active"],
+             "fabric": ["live MTU or address of data0"], "ofed": [], "nvme_storage": ["missing: /sys/block/x"]}
+    diffs = [("common : Read the host's state that this role manages", CHRONY_DIFF),
+             ("common : Read the host's state that this role manages", LLDP_DIFF)]
+    results = {r.check: r for r in _read_results(cluster, "dgx01", found, diffs, "/run")}
+    assert sorted(results) == ["dgx01/config/common/file /etc/chrony/chrony.conf content",
+                               "dgx01/config/common/unit chrony not active",
+                               "dgx01/config/fabric/live MTU or address of data0",
+                               "dgx01/config/nvme_storage/missing: /sys/block/x"]
+    chrony = results["dgx01/config/common/file /etc/chrony/chrony.conf content"]
+    assert chrony.status is Status.FAIL
+    assert chrony.message == "would change: common: file /etc/chrony/chrony.conf content"
+    assert chrony.data["diff"] == CHRONY_DIFF  # its own file's diff, not the other one's
+    assert chrony.fix == f"racfg deploy {cluster.display} --limit dgx01 --tags common"
+    assert results["dgx01/config/common/unit chrony not active"].data["diff"] == ""
+    assert results["dgx01/config/fabric/live MTU or address of data0"].fix.endswith("--tags fabric")
+
+
+def _converged_facts(cluster, name: str) -> SwitchFacts:
+    """The switch as intended: every cabled port up at its MTU, speed and description, no PFC."""
+    want = intended_for(cluster, name)
+    ports = {p: PortFacts(w.mtu, True, True, w.speed_gbps, w.description) for p, w in want.ports.items()}
+    return SwitchFacts(name, "onyx", "3.10", ports, PfcFacts(False), {})
+
+
+def test_switches_are_planned_from_the_one_read_and_only_those_in_scope():
+    cluster = load_cluster(VALLAB)
+    facts = _converged_facts(cluster, "sw1")
+    assert switch_plans(cluster, SwitchesRead({"sw1": facts}), ["sw1"]) == []
+    port = next(iter(facts.interfaces))
+    facts.interfaces[port] = PortFacts(1500, True, True, facts.interfaces[port].speed_gbps,
+                                       facts.interfaces[port].description)
+    results = switch_plans(cluster, SwitchesRead({"sw1": facts.to_dict()}), ["sw1"])
+    assert results and all(r.status is Status.FAIL and r.target == "sw1" for r in results)
+    assert any(f"{port} mtu 1500 -> 9000" in r.message for r in results), [r.message for r in results]
+    assert all(r.fix == f"racfg deploy {cluster.display} --limit sw1 --tags switch" for r in results)
+    assert "-" in results[0].data["diff"] and "+" in results[0].data["diff"]
+    assert switch_plans(cluster, SwitchesRead({"sw1": facts}), []) == []  # --limit a host: not planned
+    unread = SwitchesRead({}, {"sw1": CannotRunError("switch sw1: cannot reach 192.0.2.2:22 over SSH")})
+    [error] = switch_plans(cluster, unread, ["sw1"])
+    assert error.status is Status.ERROR and "cannot reach" in error.message
+
+
+@pytest.mark.parametrize(("inventory", "host", "roles"), [
+    ("tests/vallab.yaml", "dgx01", {"gpu"}),
+    ("tests/vallab.yaml", "stor01", set()),
+    ("inventory/ra-infiniband.yaml", "weka01", {"fabric", "ofed"}),  # the IPoIB mode, MLNX_OFED
+    ("inventory/intelliflash-n5800.yaml", "gpu01", {"gpu", "nfs_client"}),
+])
+def test_what_the_reads_do_not_compare_is_skipped_with_its_reason(inventory: str, host: str, roles: set[str]):
+    cluster = load_cluster(ROOT / inventory)
+    names = {h.name for h in cluster.hosts}
+    assert host in names, sorted(names)[:5]
+    results = [r for r in not_read(cluster, names) if r.target == host]
+    assert {r.check.split("/")[2] for r in results} == roles
+    assert all(r.status is Status.SKIP and "--full-check" in r.message for r in results)
+    assert not_read(cluster, set()) == []  # hosts outside the run: nothing said
+
+
+def test_every_gap_names_its_role_and_what_it_leaves():
+    assert {g.role for g in NOT_READ} == {"gpu", "nfs_client", "weka", "ofed", "fabric"}
+    assert all(g.what for g in NOT_READ)

@@ -60,7 +60,7 @@ def report(outcome: DeployOutcome, fmt: RecapFormat, show_diff: bool) -> None:
             say(d["diff"].rstrip())
     if outcome.could_not_run:  # no task ran: Ansible's own words, not a recap of zeros
         say(f"deploy: could not run: {outcome.could_not_run}", "red")
-        say(f"run record: {outcome.record.path} (Ansible's whole output: artifacts/ansible/stdout)")
+        say(f"run record: {outcome.record.path} (Ansible's whole output: artifacts/*/stdout)")
         return
     print_recap(outcome.hosts)
     totals = outcome.totals

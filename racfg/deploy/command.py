@@ -1,4 +1,5 @@
-"""`racfg deploy`: render, lock, run site.yml through ansible-runner, recap, record a baseline."""
+"""`racfg deploy`: render, lock, run site.yml through ansible-runner (a plain run reads first and
+applies only where something differs: racfg.deploy.passes), recap, record a baseline."""
 
 from __future__ import annotations
 
@@ -14,13 +15,14 @@ from racfg.ansible_errors import AnsibleError
 from racfg.baseline.collect import record_baseline, write_host_facts
 from racfg.baseline.store import staging_dir
 from racfg.connection import NO_OVERRIDES, ConnectionOverrides
+from racfg.deploy.passes import read_then_apply, reads_first
 from racfg.deploy.preflight import run_preflight
 from racfg.deploy.view import RunView
 from racfg.errors import ExitCode
 from racfg.inventory import Cluster
 from racfg.locking import site_change_lock, stop_on_signals
 from racfg.paths import state_dir
-from racfg.playbook import Playbook, PlaybookTracker, Selection, count_tasks, remember_task_count
+from racfg.playbook import RUNNER_IDENT, Playbook, PlaybookTracker, Selection, count_tasks, remember_task_count
 from racfg.render import connection_options, write_rendered
 from racfg.run_record import RunRecord
 from racfg.secret_vars import SWITCH_PASSWORDS_VAR, secret_extravars
@@ -64,8 +66,10 @@ class DeployOutcome:
     # With DeployOptions.read_facts: the facts the run read, per host and per switch (those it reached).
     host_facts: dict[str, dict[str, Any]] = field(default_factory=dict)
     switch_facts: dict[str, dict[str, Any]] = field(default_factory=dict)
-    # With DeployOptions.config_read: per host, role -> what the roles' reads found different.
+    # A read pass's (DeployOptions.config_read, racfg.deploy.passes): per host, role -> what the roles'
+    # reads found different, and the roles whose work there they do not compare.
     would_change: dict[str, dict[str, list[str]]] = field(default_factory=dict)
+    not_read: dict[str, list[str]] = field(default_factory=dict)
     # Ansible stopped before or outside a task (a parse error, a module it cannot resolve...): its
     # own errors (PlaybookTracker.stop_reason); the run could not run, whatever the counts say.
     ansible_errors: list[AnsibleError] = field(default_factory=list)
@@ -144,33 +148,28 @@ def run_deploy(cluster: Cluster, options: DeployOptions, title: str = "deploy",
             facts_vars["racfg_switch_facts_read"] = options.switch_facts
         if options.config_read:
             facts_vars["racfg_config_read"] = True
+        extravars = {"racfg_allow_reboot": options.allow_reboot, **provider_extravars(overrides), **facts_vars}
         with _switch_secrets(cluster, in_scope, overrides) as secrets:
-            run = Playbook(
-                playbook=options.playbook,
-                inventory=inventory_dir / "hosts.yml",
-                record_dir=record.path,
-                selection=options,
-                extravars={"racfg_allow_reboot": options.allow_reboot, **provider_extravars(overrides),
-                           **facts_vars},
-                connection_options=connection_options(overrides),
-                secret_vars=secrets,
-            )
-            view = RunView(f"{title} {cluster.name}", verbose=options.verbose, to_stderr=options.progress_to_stderr,
-                           quiet=options.quiet)
-            # The task total only feeds the live progress bar: no bar (plain lines, CI), no count.
-            task_counts = state_dir() / "cache" / "task-counts.json"
-            tracker = PlaybookTracker(total_tasks=count_tasks(run, task_counts) if view.tty else 0,
-                                 on_line=view.line_sink(), verbose=options.verbose)
-            interrupted = _play(run, tracker, view, stop)
-            if not interrupted and tracker.stats_seen:
-                remember_task_count(run, task_counts, tracker.tasks_started)
+            def make(selection: Selection, ident: str = RUNNER_IDENT, more: dict | None = None) -> Playbook:
+                return Playbook(playbook=options.playbook, inventory=inventory_dir / "hosts.yml",
+                                record_dir=record.path, selection=selection, extravars={**extravars, **(more or {})},
+                                connection_options=connection_options(overrides), secret_vars=secrets, ident=ident)
+
+            def run_pass(run: Playbook, label: str) -> tuple[PlaybookTracker, bool]:
+                return _run_pass(run, f"{title} {cluster.name}" + (f": {label}" if label else ""), options, stop)
+
+            if reads_first(options.playbook, options):
+                tracker, interrupted, run = read_then_apply(cluster, options, make, in_scope, overrides, run_pass)
+            else:
+                run = make(options)
+                tracker, interrupted = run_pass(run, "")
         hosts = [h.as_dict() for h in sorted(tracker.hosts.values(), key=lambda h: h.name)]
         outcome = DeployOutcome(record, hosts, _exit_code(tracker, interrupted), interrupted,
                                 diffs=[{"host": d.host, "task": d.task, "diff": d.text} for d in tracker.diffs],
                                 ansible_errors=[] if interrupted else tracker.stop_reason() or [])
         if options.read_facts:
             outcome.host_facts, outcome.switch_facts = tracker.host_facts, tracker.switch_facts
-        outcome.would_change = tracker.would_change
+        outcome.would_change, outcome.not_read = tracker.would_change, tracker.not_read
         if outcome.exit_code == ExitCode.OK and wants_baseline:
             if staging is not None and tracker.totals["changed"] == 0:
                 write_host_facts(staging, tracker.host_facts)  # read before the run, and nothing changed since
@@ -203,11 +202,21 @@ def _switch_secrets(cluster: Cluster, names: list[str], overrides: ConnectionOve
         yield path
 
 
-def _play(run: Playbook, tracker: PlaybookTracker, view: RunView, stop: threading.Event) -> bool:
-    """Run the play, showing progress; a signal (Ctrl-C, SIGTERM) sets ``stop``, which cancels it."""
+def _run_pass(run: Playbook, title: str, options: DeployOptions, stop: threading.Event,
+              ) -> tuple[PlaybookTracker, bool]:
+    """Run the play, showing progress; a signal (Ctrl-C, SIGTERM) sets ``stop``, which cancels it.
+    (its tracker, whether it was interrupted)"""
+    view = RunView(title, verbose=options.verbose, to_stderr=options.progress_to_stderr, quiet=options.quiet)
+    # The task total only feeds the live progress bar: no bar (plain lines, CI), no count.
+    task_counts = state_dir() / "cache" / "task-counts.json"
+    tracker = PlaybookTracker(total_tasks=count_tasks(run, task_counts) if view.tty else 0,
+                              on_line=view.line_sink(), verbose=options.verbose)
     with view:
         view.attach(tracker)
-        return run.run(tracker, stop)
+        interrupted = run.run(tracker, stop)
+    if not interrupted and tracker.stats_seen:
+        remember_task_count(run, task_counts, tracker.tasks_started)
+    return tracker, interrupted
 
 
 def _exit_code(tracker: PlaybookTracker, interrupted: bool) -> ExitCode:

@@ -24,6 +24,7 @@ from typing import Any
 from racfg.baseline.collect import collect_facts
 from racfg.baseline.store import commit_baseline, list_baselines, load_baseline, read_facts_dir
 from racfg.connection import NO_OVERRIDES, ConnectionOverrides
+from racfg.deploy.switch_read import SwitchesRead, read_switches
 from racfg.drift.config import ANSIBLE_STOPPED, FactsRead, config_layer, deploy_fix
 from racfg.drift.environment import Change, host_changes, switch_changes
 from racfg.drift.fabric import fabric_changes, fabric_view
@@ -33,7 +34,6 @@ from racfg.render import write_rendered
 from racfg.render.connection_options import connection_options
 from racfg.results import Report, Result, Status
 from racfg.run_record import RunRecord
-from racfg.switches.fleet import SwitchesRead, read_switches
 
 Progress = Callable[[str], None]
 
@@ -179,7 +179,7 @@ def run_drift(cluster: Cluster, options: DriftOptions, overrides: ConnectionOver
         read: FactsRead | None = None
         env: tuple[list[Result], Path | None, list[Change], dict[str, Any] | None] = ([], None, [], None)
         with ThreadPoolExecutor(max_workers=2) as pool:
-            # each switch read once, for all three layers (racfg.switches.fleet), beside the hosts' probes
+            # each switch read once, for all three layers (racfg.deploy.switch_read), beside the hosts' probes
             switches_f = pool.submit(timed, "switches", lambda: read_switches(
                 cluster, switches_to_read(cluster, options, layers), overrides))
             state_f = pool.submit(timed, "state", lambda: state_layer(

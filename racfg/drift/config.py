@@ -21,10 +21,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from racfg.connection import ConnectionOverrides
+from racfg.deploy.switch_read import SwitchesRead
 from racfg.inventory import Cluster
-from racfg.inventory.cluster import ClusterHost
 from racfg.results import Result, Status
-from racfg.switches.fleet import SwitchesRead
 
 # The config layer's result when Ansible stopped before running the play: the drift report is
 # that error alone (exit 3, could not run); the other layers' findings would pass for drift.
@@ -42,29 +41,15 @@ class FactsRead:
     switches: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
-class NotRead:
-    """What a role manages that its read does not compare, and on which hosts that applies."""
-
-    role: str
-    what: str
-    applies: Callable[[Cluster, ClusterHost], bool]
-
-
-NOT_READ: tuple[NotRead, ...] = (
-    NotRead("gpu", "the NVIDIA driver, nvidia-persistenced and nvidia-peermem",
-            lambda cluster, host: host.role == "dgx" and bool(host.gpus)),
-    NotRead("nfs_client", "the array's client packages and mount",
-            lambda cluster, host: cluster.inventory.array is not None
-            and cluster.inventory.array.clients == host.role),
-    NotRead("weka", "the Weka installation, containers and cluster membership",
-            lambda cluster, host: bool(cluster.inventory.software.weka and cluster.inventory.software.weka.dist)),
-    NotRead("ofed", "the MLNX_OFED installation",
-            lambda cluster, host: bool(cluster.inventory.software.ofed)
-            and cluster.inventory.software.ofed.flavor == "mlnx"),
-    NotRead("fabric", "the IPoIB mode",
-            lambda cluster, host: cluster.fabric.type == "infiniband"),
-)
+# What each role manages that its read does not compare: the read says on which hosts that work is
+# left to a run of the role (site.yml's racfg_not_read, per host), drift skips it there with this.
+NOT_READ: dict[str, str] = {
+    "gpu": "the NVIDIA driver, nvidia-persistenced and nvidia-peermem",
+    "nfs_client": "the array's client packages and mount",
+    "weka": "the Weka installation, containers and cluster membership",
+    "ofed": "the MLNX_OFED installation",
+    "fabric": "the IPoIB mode",
+}
 
 
 def deploy_fix(cluster: Cluster, target: str, tags: str | None = None) -> str:
@@ -118,7 +103,7 @@ def config_layer(cluster: Cluster, limit: str | None, forks: int, overrides: Con
     switches = SwitchesRead() if full_check else read_switches()
     if not full_check:
         results += switch_plans(cluster, switches, switches_in_scope(cluster, DeployOptions(limit=limit)))
-        results += not_read(cluster, {h["host"] for h in outcome.hosts})
+        results += not_read(cluster, outcome.not_read)
     planned = set() if full_check else set(switches.facts) & set(switches_in_scope(cluster, DeployOptions(limit=limit)))
     for name in sorted({h["host"] for h in outcome.hosts} | planned):
         if not any(r.target == name and r.status in (Status.FAIL, Status.ERROR) for r in results):
@@ -181,15 +166,10 @@ def switch_plans(cluster: Cluster, switches: SwitchesRead, names: list[str]) -> 
     return out
 
 
-def not_read(cluster: Cluster, hosts: set[str]) -> list[Result]:
-    """What the reads leave to --full-check on each host, as skipped with the reason."""
-    out = []
-    for host in cluster.hosts:
-        if host.name not in hosts:
-            continue
-        for gap in NOT_READ:
-            if gap.applies(cluster, host):
-                out.append(Result(host.name, f"{host.name}/config/{gap.role}/not_read", "config", Status.SKIP,
-                                  f"{gap.role}: {gap.what} not compared by the roles' reads: "
-                                  f"racfg drift {cluster.display} --full-check plans them"))
-    return out
+def not_read(cluster: Cluster, left: dict[str, list[str]]) -> list[Result]:
+    """What the reads left to a run of the role on each host (``left``: host -> roles), as skipped
+    with the reason: --full-check plans it."""
+    return [Result(host, f"{host}/config/{role}/not_read", "config", Status.SKIP,
+                   f"{role}: {NOT_READ.get(role, 'its work here')} not compared by the roles' reads: "
+                   f"racfg drift {cluster.display} --full-check plans them")
+            for host, roles in sorted(left.items()) for role in roles]

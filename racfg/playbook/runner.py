@@ -59,6 +59,8 @@ class Playbook:
     extravars: dict[str, Any] = field(default_factory=dict)
     connection_options: list[str] = field(default_factory=list)
     secret_vars: Path | None = None
+    # artifacts/<ident>/ of the record: a deploy's apply pass after its read pass has its own
+    ident: str = RUNNER_IDENT
 
     def envvars(self) -> dict[str, str]:
         venv_bin = str(Path(sys.executable).parent)
@@ -163,7 +165,7 @@ class Playbook:
             # controller time and keeps nothing anyone reads.
             fact_cache_type="memory",
             quiet=True,
-            ident=RUNNER_IDENT,
+            ident=self.ident,
         )
 
     def _recording(self, handle: Callable[[dict[str, Any]], bool]) -> Callable[[dict[str, Any]], bool]:
@@ -178,7 +180,7 @@ class Playbook:
         1.1 CPU-s in ansible-runner's thread, under the profiler); one ``json.dumps`` and one write
         cost a small part of it.
         """
-        events = self.record_dir / "artifacts" / RUNNER_IDENT / "job_events"
+        events = self.record_dir / "artifacts" / self.ident / "job_events"
 
         def handler(event: dict[str, Any]) -> bool:
             if handle(event) and "uuid" in event and "counter" in event:

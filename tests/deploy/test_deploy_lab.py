@@ -124,6 +124,10 @@ def test_fresh_lab_converges_then_changes_nothing(lab: LabHandle, state_dir: Pat
     assert (record / "facts" / "artifacts").is_dir()
     second_record = Path(json.loads(out)["run"])
     assert json.loads(out)["baseline"] and not (second_record / "facts").exists()
+    # The first run read, then applied; the second only read: its reads found nothing to do
+    # (racfg.deploy.passes), and every host and the switch are in its recap all the same.
+    assert (record / "artifacts" / "ansible-apply" / "stdout").is_file()
+    assert not (second_record / "artifacts" / "ansible-apply").exists()
     assert json.loads((baseline / "hosts" / "dgx01.json").read_text()) == facts
 
 

@@ -111,7 +111,7 @@ def test_drift_is_a_reader_of_the_site_lock(deployed_site):
 
 
 def test_a_drift_run_and_a_no_change_deploy_log_in_to_each_switch_once(deployed_site):
-    """The config, state and environment layers share one read of each switch (racfg.switches.fleet):
+    """The config, state and environment layers share one read of each switch (racfg.deploy.switch_read):
     the lab switch counts the logins it accepts, and each layer still judged the switch. A deploy
     that changes nothing reads each switch once too: the switch play's read is the baseline's."""
     site, switches = deployed_site.lab.site, list(deployed_site.lab.cluster.switches)

@@ -5,11 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from racfg.connection import NO_OVERRIDES
+from racfg.deploy.switch_read import SwitchesRead, read_switches
 from racfg.drift.command import DriftOptions, switches_to_read
 from racfg.errors import CannotRunError
 from racfg.inventory import load_cluster
 from racfg.switches.facts import PfcFacts, PortFacts, SwitchFacts
-from racfg.switches.fleet import SwitchesRead, read_switches
 
 VALLAB = Path(__file__).parents[1] / "vallab.yaml"
 ALL_LAYERS = ("config", "state", "environment")

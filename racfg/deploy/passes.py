@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 from racfg.connection import ConnectionOverrides
 from racfg.deploy.switch_read import SwitchesRead, read_switches
 from racfg.inventory import Cluster
-from racfg.playbook import HostProgress, Playbook, PlaybookTracker, Selection
+from racfg.playbook import RUNNER_IDENT, HostProgress, Playbook, PlaybookTracker, Selection
 
 if TYPE_CHECKING:
     from racfg.switches import ApplyResult
@@ -55,7 +55,7 @@ def read_then_apply(cluster: Cluster, selection: Selection, make: MakePlaybook, 
                     overrides: ConnectionOverrides, run_pass: RunPass,
                     ) -> tuple[PlaybookTracker, bool, Playbook]:
     """The two passes; (the deploy's tracker, interrupted, the last pass's playbook)."""
-    reading = make(replace(selection, tags=f"{READ_TAG},{REPORT_TAG}"), "ansible", {})
+    reading = make(replace(selection, tags=f"{READ_TAG},{REPORT_TAG}"), RUNNER_IDENT, {})
     with ThreadPoolExecutor(max_workers=1) as pool:
         switches_read = pool.submit(read_switches, cluster, in_scope, overrides)
         read, interrupted = run_pass(reading, "reading")

@@ -9,8 +9,8 @@ re-check within 2x of validate). Each difference is one result, with the rendere
 the host's as its diff. The switches are planned here from the run's one read of them.
 
 What the reads do not compare (``NOT_READ``) is reported as skipped with its reason, and
-``--full-check`` runs the check-mode deploy of every role instead (``full_check_layer``): the
-tasks that would change and their diffs, as ``racfg deploy --check --diff`` shows them.
+``--full-check`` runs the check-mode deploy of every role instead: the tasks that would change
+and their diffs, as ``racfg deploy --check --diff`` shows them.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from racfg.connection import ConnectionOverrides
+from racfg.deploy.passes import READ_TAG, plan_switches
 from racfg.deploy.switch_read import SwitchesRead
 from racfg.inventory import Cluster
 from racfg.results import Result, Status
@@ -28,9 +29,6 @@ from racfg.results import Result, Status
 # The config layer's result when Ansible stopped before running the play: the drift report is
 # that error alone (exit 3, could not run); the other layers' findings would pass for drift.
 ANSIBLE_STOPPED = "cluster/config/ansible"
-
-# The tag of the roles' read and decision tasks, and of the tasks that report what they found.
-READ_TAG = "racfg_read"
 
 
 @dataclass
@@ -100,11 +98,11 @@ def config_layer(cluster: Cluster, limit: str | None, forks: int, overrides: Con
             results += _task_results(cluster, name, host.get("changes", []), diffs.get(name, []), run)
         else:
             results += _read_results(cluster, name, outcome.would_change.get(name, {}), diffs.get(name, []), run)
-    switches = SwitchesRead() if full_check else read_switches()
-    if not full_check:
-        results += switch_plans(cluster, switches, switches_in_scope(cluster, DeployOptions(limit=limit)))
-        results += not_read(cluster, outcome.not_read)
-    planned = set() if full_check else set(switches.facts) & set(switches_in_scope(cluster, DeployOptions(limit=limit)))
+    planned: set[str] = set()
+    if not full_check:  # the switches in the deploy's scope, planned from the one read
+        switches, in_scope = read_switches(), switches_in_scope(cluster, DeployOptions(limit=limit))
+        results += switch_plans(cluster, switches, in_scope) + not_read(cluster, outcome.not_read)
+        planned = set(switches.facts) & set(in_scope)
     for name in sorted({h["host"] for h in outcome.hosts} | planned):
         if not any(r.target == name and r.status in (Status.FAIL, Status.ERROR) for r in results):
             results.append(Result(name, f"{name}/config/plan", "config", Status.PASS, "nothing would change"))
@@ -141,23 +139,15 @@ def _file_of(item: str) -> str | None:
 
 
 def switch_plans(cluster: Cluster, switches: SwitchesRead, names: list[str]) -> list[Result]:
-    """Each switch's plan from the facts read once in this run (no login): the changes the switch
-    play would make, with the managed config as read beside the intended one."""
+    """Each switch's plan from the facts read once in this run (no login, as a deploy's read pass
+    plans them): the changes the switch play would make, with the managed config as read beside
+    the intended one."""
     from racfg.playbook.events import unified_diff
-    from racfg.render.ansible_inventory import intended_for
-    from racfg.switches import SwitchFacts, plan_from_facts
 
-    out = []
-    for name, error in switches.errors.items():
-        if name not in names:
-            continue
-        out.append(Result(name, f"{name}/config/plan", "config", Status.ERROR, f"could not read this switch: {error}"))
-    for name, facts in switches.facts.items():
-        if name not in names:
-            continue
-        switch = cluster.switches[name]
-        facts = facts if isinstance(facts, SwitchFacts) else SwitchFacts.from_dict(facts)
-        plan = plan_from_facts(name, switch.platform, intended_for(cluster, name), facts)
+    out = [Result(name, f"{name}/config/plan", "config", Status.ERROR, f"could not read this switch: {error}")
+           for name, error in switches.errors.items() if name in names]
+    read = SwitchesRead({name: facts for name, facts in switches.facts.items() if name in names})
+    for name, plan in plan_switches(cluster, read).items():
         diff = unified_diff({"before": plan.before, "after": plan.after, "before_header": f"{name} running",
                              "after_header": f"{name} intended"})
         out += [Result(name, f"{name}/config/switch/{change}", "config", Status.FAIL, f"would change: switch: {change}",

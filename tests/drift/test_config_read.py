@@ -55,7 +55,7 @@ def test_switches_are_planned_from_the_one_read_and_only_those_in_scope():
     port = next(iter(facts.interfaces))
     facts.interfaces[port] = PortFacts(1500, True, True, facts.interfaces[port].speed_gbps,
                                        facts.interfaces[port].description)
-    results = switch_plans(cluster, SwitchesRead({"sw1": facts.to_dict()}), ["sw1"])
+    results = switch_plans(cluster, SwitchesRead({"sw1": facts}), ["sw1"])
     assert results and all(r.status is Status.FAIL and r.target == "sw1" for r in results)
     assert any(f"{port} mtu 1500 -> 9000" in r.message for r in results), [r.message for r in results]
     assert all(r.fix == f"racfg deploy {cluster.display} --limit sw1 --tags switch" for r in results)

@@ -428,7 +428,7 @@ DIFF_MAX_BYTES = 256 * 1024
 
 
 def content_diffs(files: list[dict]) -> list[dict]:
-    """For --diff: each wanted file (that applies) whose content differs, the host's beside the
+    """With diffs: each wanted file (that applies) whose content differs, the host's beside the
     rendered one, as Ansible's modules return a diff: drift shows what a deploy would write
     without a check-mode run of the role."""
     out = []

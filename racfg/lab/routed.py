@@ -5,8 +5,18 @@ port (``swpN``) and shaped with the same tbf as a host cable (fabric.Shaper: the
 ways, each end's queue its switch model's buffer), so a spine tier can be saturated and its
 ports' counters (the veths' own) are what the switch CLI shows. Each end starts as a switchport in
 its switch's bridge at the factory MTU, as a real port does; the switch's config (``no switchport``,
-``ip address``, ``mtu``) makes it a routed port. A switch that routes gets its FRR daemons
-(racfg.lab.frr) and tells its CLI where they are (``frr_dir`` in cli.json).
+``ip address``, ``mtu``) makes it a routed port.
+
+Before that config, every leaf-spine pair of ISLs is a loop (leaf1 - spine1 - leaf2 - spine2 - leaf1)
+where each broadcast would circle for ever. A factory switch's spanning tree blocks it; the lab's
+stand-in is an *isolated* bridge port (``bridge_slave isolated on``): an ISL switchport forwards to
+and from its switch's host ports but never to another ISL, so no loop can form, whatever the load
+and with no timers to converge (a kernel spanning tree that has not converged on a loaded machine
+lets a storm start, and the storm's full queues then drop the BPDUs that would stop it). Nothing of
+racfg crosses a switchport ISL.
+
+A switch that routes gets its FRR daemons (racfg.lab.frr) and tells its CLI where they are
+(``frr_dir`` in cli.json).
 """
 
 from __future__ import annotations
@@ -21,6 +31,7 @@ from racfg.lab.fabric import FRESH_SWITCH_MTU, PORT_BUFFER_BYTES, lab_rate_mbit,
 from racfg.lab.netns import ip, link_exists
 from racfg.lab.state import SwitchState
 from racfg.lab.switchcli import frrctl
+from racfg.lab.switchcli.l3dataplane import ISOLATED
 
 
 @dataclass(frozen=True)
@@ -33,11 +44,14 @@ class IslEnd:
 
 
 def add_isl(a: IslEnd, b: IslEnd, rate_mbit: int) -> None:
-    """Cable two switch ports to each other (idempotent: an existing link is kept and re-set)."""
+    """Cable two switch ports to each other as isolated switchports (idempotent: an existing link is
+    kept and re-set)."""
     if not link_exists(a.ifname, a.netns):
         ip(None, "link", "add", a.ifname, "netns", a.netns, "type", "veth", "peer", "name", b.ifname, "netns", b.netns)
     for end in (a, b):
-        ip(end.netns, "link", "set", end.ifname, "mtu", str(FRESH_SWITCH_MTU), "master", names.BRIDGE_IFNAME, "up")
+        ip(end.netns, "link", "set", end.ifname, "mtu", str(FRESH_SWITCH_MTU), "master", names.BRIDGE_IFNAME)
+        ip(end.netns, "link", "set", "dev", end.ifname, *ISOLATED)
+        ip(end.netns, "link", "set", end.ifname, "up")
         set_rate(end.netns, end.ifname, rate_mbit, end.buffer_bytes)
 
 
@@ -76,18 +90,6 @@ def start_routing_if_stopped(switch: SwitchState, switch_dir: Path) -> bool:
     return True
 
 
-def run_spanning_tree(netns: str) -> None:
-    """Run the spanning tree on a switch's bridge, as a factory switch does on its switchports.
-
-    Why: until deploy makes them routed ports, a leaf-spine site's ISLs are switchports, and every
-    leaf-spine pair of links is a loop (leaf1 - spine1 - leaf2 - spine2 - leaf1): without a spanning
-    tree each broadcast circles for ever and the storm takes the machine's CPUs. Every loop passes
-    through a spine, so the spines' bridges alone break them (the leaves' bridges pass the BPDUs on),
-    and the leaves' host ports keep forwarding at once. 2 s is the kernel's shortest forward delay.
-    """
-    ip(netns, "link", "set", names.BRIDGE_IFNAME, "type", "bridge", "forward_delay", "200", "stp_state", "1")
-
-
 def cable_isls(cluster: Cluster, switches: dict[str, SwitchState], ports: dict[str, dict[str, dict]],
                scale_mbit_per_100g: int) -> int:
     """Cable every ISL of a routed leaf-spine site (``lab up``'s cables step) and add both ends to the
@@ -95,8 +97,6 @@ def cable_isls(cluster: Cluster, switches: dict[str, SwitchState], ports: dict[s
     InfiniBand two-tier site's ISLs become routed ports of the lab's stand-in at once (racfg.lab.ibfabric)."""
     if not routes(cluster):
         return 0
-    for spine in sorted({isl.spine for isl in cluster.topology.isls}):
-        run_spanning_tree(switches[spine].netns)
     for isl in cluster.topology.isls:
         ends = [(isl.leaf, isl.leaf_port), (isl.spine, isl.spine_port)]
         made = []
@@ -106,7 +106,7 @@ def cable_isls(cluster: Cluster, switches: dict[str, SwitchState], ports: dict[s
             ifname = names.switch_port_ifname(parsed.index, parsed.lane)
             made.append(IslEnd(switches[name].netns, ifname, port_buffer_bytes(sw.spec.model)))
             ports[name][port] = {"ifname": ifname, "speed_gbps": isl.speed_gbps, "peer_host": peer,
-                                 "peer_nic": peer_port,
+                                 "peer_nic": peer_port, "isl": True,
                                  "lab_rate_mbit": lab_rate_mbit(isl.speed_gbps, scale_mbit_per_100g)}
         add_isl(made[0], made[1], lab_rate_mbit(isl.speed_gbps, scale_mbit_per_100g))
     if ibfabric.stands_in(cluster):

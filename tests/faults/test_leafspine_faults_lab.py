@@ -31,9 +31,9 @@ pytestmark = pytest.mark.lab
 
 # The EOS leg ("eos": ("lsvale", "198.18.95.0/24", "198.19.114.0/23")) is not run: its one deploy (2026-11-25)
 # failed the fabric role's cross-leaf jumbo ping while its management subnet was then 198.18.94.0/24, the
-# same as the InfiniBand stand-in lsib's beside it, and in the ISL storm the spines' spanning tree now
-# prevents; not run again since (it would add about 3 minutes to the suite). The faults below already
-# speak EOS (interface mode, `mtu 1500`, `router bgp` mode).
+# same as the InfiniBand stand-in lsib's beside it, and in an ISL storm that isolated ISL switchports now
+# prevent (racfg.lab.routed); not run again since (it would add about 3 minutes to the suite). The faults
+# below already speak EOS (interface mode, `mtu 1500`, `router bgp` mode).
 LEGS = {"onyx": ("lsval", "198.18.82.0/24", "198.19.102.0/23")}
 ROLES = ("leaf1", "leaf2", "spine1", "spine2")
 

@@ -259,11 +259,11 @@ def test_lab_down_leaves_no_frr_process_or_file(fabric_lab):
 LEAFSPINE = Path(__file__).with_name("leafspine.yaml")
 
 
-def _bridge_port_states(netns: str) -> dict[str, str]:
-    """The spanning-tree state of each port of a lab switch's bridge."""
+def _isolated_bridge_ports(netns: str) -> dict[str, bool]:
+    """Whether each port of a lab switch's bridge is isolated (forwards to no other isolated port)."""
     out = subprocess.run(["ip", "-n", netns, "-j", "-d", "link", "show", "master", names.BRIDGE_IFNAME],
                          capture_output=True, text=True, check=True).stdout
-    return {link["ifname"]: link["linkinfo"]["info_slave_data"]["state"] for link in json.loads(out)}
+    return {link["ifname"]: bool(link["linkinfo"]["info_slave_data"].get("isolated")) for link in json.loads(out)}
 
 
 def test_lab_up_of_a_leaf_spine_site_runs_frr_per_switch_and_lab_down_removes_it():
@@ -281,16 +281,24 @@ def test_lab_up_of_a_leaf_spine_site_runs_frr_per_switch_and_lab_down_removes_it
         directory = site_dir(cluster.name)
         for name in cluster.switches:
             assert len(frr.running_pids(switches.switch_dir(directory, name))) == 2, name
+        isl_ends: dict[str, set[str]] = {}
         for isl in cluster.topology.isls:
+            for end, port in ((isl.leaf, isl.leaf_port), (isl.spine, isl.spine_port)):
+                sw = cluster.switches[end]
+                isl_ends.setdefault(end, set()).add(
+                    names.switch_port_ifname(parse_port(sw.platform, port, sw.model).index, None))
             leaf = cluster.switches[isl.leaf]
             ns = names.netns(cluster.name, isl.leaf)
             ifname = names.switch_port_ifname(parse_port(leaf.platform, isl.leaf_port, leaf.model).index, None)
             assert fabric.read_rate_mbit(ns, ifname) == fabric.lab_rate_mbit(isl.speed_gbps,
                                                                                fabric.DEFAULT_SCALE_MBIT_PER_100G)
-        # before deploy the ISLs are switchports and the links form a loop: the spines' spanning tree
-        # blocks a port of it (without one, broadcasts circle for ever and starve the machine)
-        until(lambda: [_bridge_port_states(names.netns(cluster.name, s)) for s in ("lsspine1", "lsspine2")],
-              lambda states: any("blocking" in st.values() for st in states), "a spine blocking the ISL loop")
+        # before deploy the ISLs are switchports and the links form a loop: every ISL end is an isolated
+        # bridge port (no forwarding from one ISL to another, so no broadcast can circle), the host
+        # ports are not (a leaf's hosts reach each other)
+        for name, ends in isl_ends.items():
+            isolated = _isolated_bridge_ports(names.netns(cluster.name, name))
+            assert {port for port, on in isolated.items() if on} == ends, name
+            assert len(isolated) > len(ends) or cluster.switches[name].spec.role == "spine", name
         assert not lifecycle.up(LEAFSPINE).changed
         # the spines' credentials name one password variable: one password opens both, as on a site
         password = {name: (switches.switch_dir(directory, name) / "password").read_text() for name in cluster.switches}

@@ -155,6 +155,15 @@ def test_dataplane_plan_is_idempotent_and_undoes_what_was_removed():
     assert l3dataplane.plan(routing, {"1/31": "swp31"}, {"swp31": {"10.255.0.0/31"}}, {"swp31": None}) == []
 
 
+def test_dataplane_plan_isolates_an_isl_that_goes_back_to_a_switchport():
+    """An ISL made a switchport again must not forward to the other ISLs (the loop racfg.lab.routed
+    names); a host port stays an ordinary bridge port."""
+    lines = l3dataplane.plan(RoutingConfig(), {"1/1": "swp1", "1/31": "swp31"}, {}, {"swp1": None, "swp31": None},
+                             frozenset({"swp31"}))
+    assert lines == ["link set dev swp1 master br0", "link set dev swp31 master br0",
+                     "link set dev swp31 type bridge_slave isolated on"]
+
+
 @pytest.mark.parametrize("platform", ["onyx", "eos"])
 def test_what_the_drivers_type_for_a_leaf_is_kept_read_back_and_then_unchanged(tmp_path, platform):
     """racfg's own switch drivers against the emulated CLI: the routing changes they plan for a leaf,

@@ -18,6 +18,7 @@ class CabledPort:
     peer_host: str
     peer_nic: str
     peer_mac: str = ""
+    isl: bool = False  # cabled to another switch's port (racfg.lab.routed)
 
 
 @dataclass
@@ -54,7 +55,7 @@ class CliConfig:
             per_slot = known.ports_per_slot if known else 0
         ports = {
             name: CabledPort(p.get("ifname"), float(p.get("speed_gbps") or 100.0), p.get("peer_host", ""),
-                             p.get("peer_nic", ""), p.get("peer_mac", ""))
+                             p.get("peer_nic", ""), p.get("peer_mac", ""), bool(p.get("isl")))
             for name, p in (data.get("ports") or {}).items()
         }
         return cls(

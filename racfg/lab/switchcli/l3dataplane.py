@@ -21,6 +21,8 @@ from pathlib import Path
 from racfg.lab.switchcli.routing import RoutingConfig
 
 BRIDGE = "br0"
+# An ISL switchport's bridge-port setting: it never forwards to another ISL (racfg.lab.routed says why).
+ISOLATED = ("type", "bridge_slave", "isolated", "on")
 FORWARDING = Path("/proc/sys/net/ipv4/ip_forward")
 SYS = Path("/sys/class/net")
 
@@ -40,9 +42,10 @@ def _addresses() -> dict[str, set[str]]:
 
 
 def plan(routing: RoutingConfig, ports: dict[str, str], current: dict[str, set[str]],
-         masters: dict[str, str | None]) -> list[str]:
+         masters: dict[str, str | None], isls: frozenset[str] = frozenset()) -> list[str]:
     """The ``ip -batch`` lines that bring the namespace to ``routing``; ``ports``: cabled port ->
-    its veth; ``current``: addresses by device; ``masters``: each veth's bridge (None when routed).
+    its veth; ``current``: addresses by device; ``masters``: each veth's bridge (None when routed);
+    ``isls``: the veths cabled to another switch, isolated when they become switchports again.
     Pure, so that what the kernel is told is unit-tested."""
     lines: list[str] = []
     wanted: dict[str, set[str]] = {BRIDGE: {a for a in routing.svis.values() if a}}
@@ -52,6 +55,8 @@ def plan(routing: RoutingConfig, ports: dict[str, str], current: dict[str, set[s
             lines.append(f"link set dev {ifname} nomaster")
         elif not routed and masters.get(ifname) != BRIDGE:
             lines.append(f"link set dev {ifname} master {BRIDGE}")
+            if ifname in isls:
+                lines.append(f"link set dev {ifname} {' '.join(ISOLATED)}")
         wanted[ifname] = {routing.routed_ports[port]} if routed and routing.routed_ports[port] else set()
     for dev, addresses in sorted(wanted.items()):
         have = current.get(dev, set())
@@ -60,14 +65,14 @@ def plan(routing: RoutingConfig, ports: dict[str, str], current: dict[str, set[s
     return lines
 
 
-def apply(routing: RoutingConfig, ports: dict[str, str]) -> str:
+def apply(routing: RoutingConfig, ports: dict[str, str], isls: frozenset[str] = frozenset()) -> str:
     """Bring the namespace to ``routing``. Returns an error text, or '' when all was applied."""
     errors = []
     want_forwarding = "1" if routing.ip_routing else "0"
     if FORWARDING.read_text().strip() != want_forwarding:
         FORWARDING.write_text(want_forwarding)
     ports = {port: ifname for port, ifname in ports.items() if (SYS / ifname).exists()}
-    lines = plan(routing, ports, _addresses(), {i: _master(i) for i in ports.values()})
+    lines = plan(routing, ports, _addresses(), {i: _master(i) for i in ports.values()}, isls)
     if lines:
         proc = subprocess.run(["ip", "-force", "-batch", "-"], input="\n".join(lines) + "\n",
                               capture_output=True, text=True, check=False)

@@ -77,7 +77,8 @@ class EmulatedSwitch:
             return ""
         assert self.cfg.frr_dir is not None
         ports = {name: c.ifname for name, c in self.cfg.ports.items() if c.ifname}
-        errors = [l3dataplane.apply(self.running.l3, ports)]
+        isls = frozenset(c.ifname for c in self.cfg.ports.values() if c.ifname and c.isl)
+        errors = [l3dataplane.apply(self.running.l3, ports, isls)]
         try:
             frrctl.apply_bgp(self.cfg.frr_dir, frr_config(self.running.hostname, self.running.l3))
         except frrctl.FrrError as exc:

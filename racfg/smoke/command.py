@@ -8,7 +8,7 @@ bounded and stopped on the way out, whatever ends the run (an error, a lost host
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from functools import partial
@@ -155,10 +155,12 @@ def _measure(run: _Run) -> None:
             run.results.append(phases.not_measured(phase.name, exc.message))
 
 
-def _load(run: _Run, clients: list[Link], direction: str, label: str) -> tuple[LoadResult, StepProbe]:
+def _load(run: _Run, clients: list[Link], direction: str, label: str,
+          sources: Mapping[str, Sequence[Link]] | None = None) -> tuple[LoadResult, StepProbe]:
     """One load, with the probes around it (their counters are judged for the whole run)."""
     probe = run.probes.before()
-    load = run_load(run.fleet, plan_flows(run.plan, clients), direction, run.plan.duration_s, run.plan.omit_s)
+    load = run_load(run.fleet, plan_flows(run.plan, clients, sources), direction, run.plan.duration_s,
+                    run.plan.omit_s)
     run.probes.after(probe)
     run.probed.append((label, probe))
     return load, probe

@@ -1,4 +1,9 @@
-"""The links phase: each client link loaded on its own, both ways, a link that misses its mark measured again.
+"""The links phase: every client link loaded both ways, a link that misses its mark measured again.
+
+Links that share no bottleneck are loaded together (racfg.smoke.batches), each from storage links
+of its own. A batched reading that meets the link's mark is its first reading; one that misses is
+set aside and the link is loaded alone from every storage link it may use, so that every reading a
+failing verdict stands on is the link's own.
 
 A link is held to two marks: its share of line rate (acceptance.link_saturation) and the best link
 of its kind (acceptance.smoke.outlier_fraction). One reading can miss either on noise, so the link
@@ -8,10 +13,12 @@ other link keeps its readings. Each verdict stands on the link's best reading an
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Mapping, Sequence
 from functools import partial
+from typing import Protocol
 
 from racfg.results import Result, Status
+from racfg.smoke.batches import Assignment, link_batches
 from racfg.smoke.judge.links import LinkMeasurement, link_result, outlier_bound, outlier_results
 from racfg.smoke.judge.readings import Reading, deciding_reading, measure_again, with_readings
 from racfg.smoke.plan import Link, SmokePlan
@@ -20,7 +27,14 @@ from racfg.smoke.remeasure import Announce, until_met
 from racfg.smoke.tcp import LoadResult
 from racfg.smoke.units import rate_text
 
-Measure = Callable[[list[Link], str, str], tuple[LoadResult, StepProbe]]  # (client links, direction, label)
+
+class Measure(Protocol):
+    """One load of ``clients`` in ``direction`` (``sources``: a batch's storage links per client link)."""
+
+    def __call__(self, clients: list[Link], direction: str, label: str,
+                 sources: Mapping[str, Sequence[Link]] | None = None) -> tuple[LoadResult, StepProbe]: ...
+
+
 Series = dict[tuple[str, str], list[LinkMeasurement]]  # (link key, direction) -> its readings, in order
 
 
@@ -28,13 +42,16 @@ def measure_links(plan: SmokePlan, measure: Measure, limit: int, tick: Announce,
                   ) -> tuple[list[LinkMeasurement], list[Result]]:
     """Every client link, read then write; returns each one's deciding reading and the verdicts."""
     series: Series = {}
-    for link in plan.clients:
+    for number, batch in enumerate(link_batches(plan), start=1):
         for direction in ("read", "write"):
-            what = f"link {direction} {link.key}"
-            tick(what)
-            take = partial(_take, measure, link, direction)
-            series[(link.key, direction)] = until_met([take()], take, partial(floor_margin, plan), limit,
-                                                      announce, what)
+            screened = _screen(plan, measure, batch, direction, number) if len(batch) > 1 else {}
+            for link in (a.client for a in batch):
+                what = f"link {direction} {link.key}"
+                tick(what)
+                take = partial(_take, measure, link, direction)
+                first = screened.get(link.key)
+                series[(link.key, direction)] = until_met([first or take()], take, partial(floor_margin, plan),
+                                                          limit, announce, what)
     _outliers_again(plan, series, measure, limit, announce)
     best = {key: best_reading(plan, readings) for key, readings in series.items()}
     results = [with_readings(link_result(plan, best[key]), [_reading(m, floor_margin(plan, m)) for m in readings],
@@ -56,6 +73,21 @@ def floor_margin(plan: SmokePlan, m: LinkMeasurement) -> float:
 
 def best_reading(plan: SmokePlan, readings: list[LinkMeasurement]) -> LinkMeasurement:
     return readings[deciding_reading([floor_margin(plan, m) for m in readings])]
+
+
+def _screen(plan: SmokePlan, measure: Measure, batch: list[Assignment], direction: str, number: int
+            ) -> dict[str, LinkMeasurement]:
+    """One load of a batch; the readings that meet their link's mark, each with its own flows only."""
+    clients = [a.client for a in batch]
+    load, probe = measure(clients, direction, f"links/{direction}/batch{number}",
+                          {a.client.key: a.sources for a in batch})
+    out = {}
+    for link in clients:
+        own = LoadResult(direction, [f for f in load.flows if f.flow.client.key == link.key], load.seconds)
+        m = LinkMeasurement(link, direction, own, probe, batched=True)
+        if floor_margin(plan, m) >= 0:
+            out[link.key] = m
+    return out
 
 
 def _take(measure: Measure, link: Link, direction: str) -> LinkMeasurement:

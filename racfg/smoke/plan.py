@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ipaddress
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from racfg.connection import ConnectionOverrides
@@ -157,14 +158,16 @@ class SmokePlan:
             return [s for s in self.storage if s.switch != client.switch]
         return [s for s in self.storage if s.network == client.network]
 
-    def processes_for(self, client: Link) -> int:
-        """iperf3 processes on a link: enough to fill it, and at least one per storage host it reads from."""
+    def processes_for(self, client: Link, targets: Sequence[Link] | None = None) -> int:
+        """iperf3 processes on a link: enough to fill it, and at least one per storage link it reads
+        from (``targets``: those a batch gave it, else every one it may use)."""
         if self.processes_per_link is not None:
             return self.processes_per_link
         wanted = math.ceil(client.rate_mbit / 1000 / GBPS_PER_IPERF3)
         if self.routed:
             wanted = max(wanted, ECMP_FLOWS)
-        return max(1, min(MAX_PROCESSES, max(wanted, len(self.targets_for(client)))))
+        count = len(targets) if targets is not None else len(self.targets_for(client))
+        return max(1, min(MAX_PROCESSES, max(wanted, count)))
 
     def with_rates(self, rates: dict[str, tuple[float, str]]) -> SmokePlan:
         """A copy whose links with an entry in ``rates`` (link key -> (Mbit/s, source)) use it."""

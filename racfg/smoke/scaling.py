@@ -79,11 +79,11 @@ def _take(plan: SmokePlan, measure: Measure, n: int) -> StepMeasurement:
 
 
 def _reused(plan: SmokePlan, n: int, links: list[LinkMeasurement]) -> StepMeasurement | None:
-    """Step 1 with one client link is that link's read, already measured: not loaded twice."""
+    """Step 1 with one client link is that link's read, already measured alone: not loaded twice."""
     hosts = plan.client_hosts[:n]
     clients = [link for host in hosts for link in plan.links_of(host)]
-    m = next((m for m in links if n == 1 and len(clients) == 1 and m.link == clients[0] and m.direction == "read"),
-             None)
+    m = next((m for m in links if n == 1 and len(clients) == 1 and m.link == clients[0] and m.direction == "read"
+              and not m.batched), None)
     if m is None:
         return None
     return StepMeasurement(n, hosts, m.load, predicted(plan, hosts), m.probe, capacity_bits=step_capacity(plan, hosts))

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import time
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from racfg.smoke.errors import MeasurementError, ParseError
@@ -93,13 +93,17 @@ class LoadResult:
         return out
 
 
-def plan_flows(plan: SmokePlan, clients: Sequence[Link]) -> list[Flow]:
-    """Spread each client link's processes round-robin over its storage targets, one port each."""
+def plan_flows(plan: SmokePlan, clients: Sequence[Link],
+               sources: Mapping[str, Sequence[Link]] | None = None) -> list[Flow]:
+    """Spread each client link's processes round-robin over its storage targets, one port each:
+    ``sources`` (link key -> storage links: a batch's, racfg.smoke.batches) where it names the link,
+    else every storage link it may use."""
     next_port: dict[str, int] = defaultdict(lambda: BASE_PORT)
     flows = []
     for offset, client in enumerate(clients):  # each client starts on the next storage host: the load spreads
-        targets = plan.targets_for(client)
-        for i in range(plan.processes_for(client)):
+        own = sources.get(client.key) if sources else None
+        targets = list(own) if own else plan.targets_for(client)
+        for i in range(plan.processes_for(client, own)):
             server = targets[(i + offset) % len(targets)]
             flows.append(Flow(client, server, next_port[server.host]))
             next_port[server.host] += 1

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import pytest
@@ -90,13 +91,20 @@ class Script:
         self.values = {k: list(v) for k, v in values.items()}
         self.labels: list[str] = []
 
-    def __call__(self, clients: list[Link], direction: str, label: str) -> tuple[LoadResult, StepProbe]:
+    def __call__(self, clients: list[Link], direction: str, label: str,
+                 sources: Mapping[str, Sequence[Link]] | None = None) -> tuple[LoadResult, StepProbe]:
+        """A batch (``sources``) plays each host's own value; any other load one value for all its hosts."""
         self.labels.append(label)
         hosts = list(dict.fromkeys(c.host for c in clients))
-        key = (hosts[0] if len(hosts) == 1 else f"n{len(hosts)}", direction)
-        queue = self.values.get(key, [])
-        total = queue.pop(0) if len(queue) > 1 else (queue[0] if queue else 247.0 * len(hosts))
+        if sources is not None:
+            return load(self.plan, {h: self._next((h, direction), 247.0) for h in hosts}, direction,
+                        sources), StepProbe()
+        total = self._next((hosts[0] if len(hosts) == 1 else f"n{len(hosts)}", direction), 247.0 * len(hosts))
         return load(self.plan, {h: total / len(hosts) for h in hosts}, direction), StepProbe()
+
+    def _next(self, key: tuple[str, str], default: float) -> float:
+        queue = self.values.get(key, [])
+        return queue.pop(0) if len(queue) > 1 else (queue[0] if queue else default)
 
 
 def _links(plan: SmokePlan, values: dict[tuple[str, str], list[float]], limit: int = 2):
@@ -106,36 +114,43 @@ def _links(plan: SmokePlan, values: dict[tuple[str, str], list[float]], limit: i
     return script, chosen, {r.check: r for r in results}
 
 
-def test_only_the_link_that_missed_is_measured_again_and_passes_on_its_second_reading(plan: SmokePlan) -> None:
+def test_a_link_that_misses_in_its_batch_is_measured_alone_and_passes_on_that_reading(plan: SmokePlan) -> None:
+    """The two links are loaded together (a storage link each); smdgx01's batched read misses, so it is
+    loaded alone, and that reading is its first: the batch's miss is not one of its readings."""
     script, _, checks = _links(plan, {("smdgx01", "read"): [150, 246]})
-    assert script.labels.count("link/read/smdgx01:data0") == 2 and len(script.labels) == 5
+    assert script.labels == ["links/read/batch1", "link/read/smdgx01:data0", "links/write/batch1"]
     read = checks["link/read/smdgx01:data0"]
-    assert read.status is Status.PASS and [r["value"] for r in read.data["readings"]] == [150, 246]
-    assert checks["link/write/smdgx01:data0"].data["remeasured"] == 0
-    assert checks["outlier/read"].status is Status.PASS  # judged on the deciding reading, not the low one
+    assert read.status is Status.PASS and [r["value"] for r in read.data["readings"]] == [246]
+    assert read.data["remeasured"] == 0 and read.data["processes"] == 2  # alone: from both storage links
+    assert checks["link/write/smdgx01:data0"].data["processes"] == 1  # its batch's one storage link
+    assert checks["outlier/read"].status is Status.PASS
 
 
 def test_a_link_that_stays_low_fails_after_the_limit_with_every_reading(plan: SmokePlan) -> None:
-    script, _, checks = _links(plan, {("smdgx01", "read"): [150, 152, 149]})
+    script, _, checks = _links(plan, {("smdgx01", "read"): [150, 152, 149, 151]})
     assert script.labels.count("link/read/smdgx01:data0") == 3
     read = checks["link/read/smdgx01:data0"]
-    assert read.status is Status.FAIL and [r["value"] for r in read.data["readings"]] == [150, 152, 149]
+    assert read.status is Status.FAIL and [r["value"] for r in read.data["readings"]] == [152, 149, 151]
     assert read.data["measured_bps"] == 152_000_000  # the best reading is reported
     outlier = checks["outlier/read/smdgx01:data0"]
     assert outlier.status is Status.FAIL and len(outlier.data["readings"]) == 3
 
 
 def test_an_outlier_above_the_floor_is_measured_again(plan: SmokePlan) -> None:
-    """226 Mbit/s meets the floor (90.4%) but not 93% of the best link's 247: noise, by its second reading."""
+    """226 Mbit/s in the batch meets the floor (90.4%), so it is the link's first reading, but not 93%
+    of the best link's 247: noise, by its second reading, taken alone."""
     script, _, checks = _links(plan, {("smdgx02", "write"): [226, 246]})
-    assert script.labels.count("link/write/smdgx02:data0") == 2 and len(script.labels) == 5
+    assert script.labels == ["links/read/batch1", "links/write/batch1", "link/write/smdgx02:data0"]
     assert "outlier/write/smdgx02:data0" not in checks and checks["outlier/write"].status is Status.PASS
     assert [r["value"] for r in checks["link/write/smdgx02:data0"].data["readings"]] == [226, 246]
 
 
 def test_no_re_measurement_with_a_limit_of_zero(plan: SmokePlan) -> None:
-    script, _, checks = _links(plan, {("smdgx01", "read"): [150, 246]}, limit=0)
-    assert len(script.labels) == 4 and checks["link/read/smdgx01:data0"].status is Status.FAIL
+    """The one reading that decides is the link's own (alone), not the batch's."""
+    script, _, checks = _links(plan, {("smdgx01", "read"): [150, 140, 246]}, limit=0)
+    assert len(script.labels) == 3
+    read = checks["link/read/smdgx01:data0"]
+    assert read.status is Status.FAIL and [r["value"] for r in read.data["readings"]] == [140]
 
 
 def test_a_scaling_step_below_the_floor_is_measured_again_against_the_same_t1(plan: SmokePlan) -> None:
@@ -143,12 +158,25 @@ def test_a_scaling_step_below_the_floor_is_measured_again_against_the_same_t1(pl
     links, _ = measure_links(plan, script, 2, lambda _: None, lambda _: None)
     script.labels.clear()
     verdict, results = measure_scaling(plan, script, links, 2, lambda _: None, lambda _: None)
-    assert script.labels == ["scaling/2", "scaling/3", "scaling/3"]  # step 1 is the link's read, reused
+    # smdgx01's read was a batch's (one storage link of two): step 1 is loaded on its own
+    assert script.labels == ["scaling/1", "scaling/2", "scaling/3", "scaling/3"]
     checks = {r.check: r for r in results}
     step3 = checks["scaling/step003"]
     assert step3.status is Status.PASS and [r["value"] for r in step3.data["readings"]] == [600, 735]
     assert "E = 0.810" in step3.message and verdict.knee is None
     assert checks["scaling/linear"].status is Status.PASS
+
+
+def test_step_one_reuses_the_read_of_a_link_measured_alone(plan: SmokePlan) -> None:
+    """With one storage link no two links can be loaded together: each is measured alone, and step 1
+    is the first link's read, not loaded twice."""
+    one = SmokePlan(**{**plan.__dict__, "storage": plan.storage[:1]})
+    script = Script(one, {})
+    links, _ = measure_links(one, script, 2, lambda _: None, lambda _: None)
+    assert not any(m.batched for m in links) and "links/read/batch1" not in script.labels
+    script.labels.clear()
+    measure_scaling(one, script, links, 0, lambda _: None, lambda _: None)
+    assert script.labels == ["scaling/2", "scaling/3"]
 
 
 @pytest.mark.parametrize(("value", "lower", "upper", "margin"), [

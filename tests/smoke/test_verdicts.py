@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import pytest
@@ -18,7 +19,7 @@ from racfg.smoke.iperf3_output import Iperf3Result
 from racfg.smoke.judge.links import LinkMeasurement, link_result, outlier_results
 from racfg.smoke.judge.scaling import StepMeasurement, judge_scaling, step_capacity
 from racfg.smoke.metrics import reference_text, within
-from racfg.smoke.plan import SmokePlan, build_plan, default_steps, tcp_ceiling
+from racfg.smoke.plan import Link, SmokePlan, build_plan, default_steps, tcp_ceiling
 from racfg.smoke.plots import plot_links, plot_scaling
 from racfg.smoke.tcp import FlowResult, LoadResult, plan_flows
 
@@ -34,10 +35,11 @@ def plan() -> SmokePlan:
     return build_plan(load_cluster(INVENTORY), LAB)
 
 
-def load(plan: SmokePlan, per_client: dict[str, float], direction: str = "read") -> LoadResult:
+def load(plan: SmokePlan, per_client: dict[str, float], direction: str = "read",
+         sources: Mapping[str, Sequence[Link]] | None = None) -> LoadResult:
     """A load whose flows received the given Mbit/s per client host, split over its flows."""
     clients = [link for link in plan.clients if link.host in per_client]
-    flows = plan_flows(plan, clients)
+    flows = plan_flows(plan, clients, sources)
     results = []
     for flow in flows:
         share = sum(1 for f in flows if f.client.host == flow.client.host)

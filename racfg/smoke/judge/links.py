@@ -22,8 +22,9 @@ DIRECTION_TEXT = {"read": "read (storage -> client)", "write": "write (client ->
 class LinkMeasurement:
     link: Link
     direction: str
-    load: LoadResult
+    load: LoadResult  # this link's flows only
     probe: StepProbe | None = None
+    batched: bool = False  # read in a batch with other links (racfg.smoke.batches), not alone
 
     @property
     def bits(self) -> float:

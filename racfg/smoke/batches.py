@@ -7,7 +7,8 @@ link serves two links of a batch, so no reading is limited by another's), enough
 it, and on a leaf-spine site keeps what it sends across each leaf's uplinks within a share of their
 live capacity each way (``UPLINK_HEADROOM``: ECMP hashes flows, not bytes, so uplinks are never
 planned full).
-A batch is no larger than the biggest scaling step, which the site loads at once anyway.
+A batch is no larger than the biggest scaling step, which the site loads at once anyway, nor than
+``MAX_BATCH``.
 
 A batched reading only screens: a link that meets its mark there keeps that reading, one that
 misses is measured again alone from every storage link it may use (racfg.smoke.links), so that a
@@ -22,6 +23,9 @@ from dataclasses import dataclass
 from racfg.smoke.plan import Link, SmokePlan
 
 UPLINK_HEADROOM = 0.5  # share of a leaf's live uplink capacity, each way, one batch may use
+# Links one batch loads at most: the links phase already takes a few loads instead of two per link,
+# and a lab's shared CPUs (not its links) became the limit above this on this machine (bench/RESULTS.md).
+MAX_BATCH = 8
 
 
 @dataclass(frozen=True)
@@ -33,9 +37,9 @@ class Assignment:
 
 
 def batch_limit(plan: SmokePlan) -> int:
-    """The most client links one batch loads: those of the largest scaling step's hosts."""
+    """The most client links one batch loads: those of the largest scaling step's hosts, at most MAX_BATCH."""
     hosts = plan.client_hosts[:max(plan.steps, default=1)]
-    return max(1, sum(len(plan.links_of(h)) for h in hosts))
+    return max(1, min(MAX_BATCH, sum(len(plan.links_of(h)) for h in hosts)))
 
 
 def uplink_capacity(plan: SmokePlan) -> dict[str, float]:

@@ -14,6 +14,7 @@ other link keeps its readings. Each verdict stands on the link's best reading an
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from functools import partial
 from typing import Protocol
 
@@ -42,20 +43,27 @@ def measure_links(plan: SmokePlan, measure: Measure, limit: int, tick: Announce,
                   ) -> tuple[list[LinkMeasurement], list[Result]]:
     """Every client link, read then write; returns each one's deciding reading and the verdicts."""
     series: Series = {}
+    screened: dict[tuple[str, str], tuple[LinkMeasurement, int]] = {}  # a batch's reading, and its size
     for number, batch in enumerate(link_batches(plan), start=1):
         for direction in ("read", "write"):
-            screened = _screen(plan, measure, batch, direction, number) if len(batch) > 1 else {}
+            together = _screen(measure, batch, direction, number) if len(batch) > 1 else {}
             for link in (a.client for a in batch):
                 what = f"link {direction} {link.key}"
                 tick(what)
                 take = partial(_take, measure, link, direction)
-                first = screened.get(link.key)
+                first = together.get(link.key)
+                if first is not None:
+                    screened[(link.key, direction)] = (first, len(batch))
+                    if floor_margin(plan, first) < 0:  # set aside: the link is measured alone
+                        announce(f"{what}: below the mark with {len(batch) - 1} other links, measured alone")
+                        first = None
                 series[(link.key, direction)] = until_met([first or take()], take, partial(floor_margin, plan),
                                                           limit, announce, what)
     _outliers_again(plan, series, measure, limit, announce)
     best = {key: best_reading(plan, readings) for key, readings in series.items()}
-    results = [with_readings(link_result(plan, best[key]), [_reading(m, floor_margin(plan, m)) for m in readings],
-                             limit) for key, readings in series.items()]
+    results = [_with_batch(with_readings(link_result(plan, best[key]),
+                                         [_reading(m, floor_margin(plan, m)) for m in readings], limit),
+                           plan, screened.get(key)) for key, readings in series.items()]
     chosen = list(best.values())
     for result in outlier_results(plan, chosen):
         key = (result.target, result.data.get("direction", ""))
@@ -75,19 +83,25 @@ def best_reading(plan: SmokePlan, readings: list[LinkMeasurement]) -> LinkMeasur
     return readings[deciding_reading([floor_margin(plan, m) for m in readings])]
 
 
-def _screen(plan: SmokePlan, measure: Measure, batch: list[Assignment], direction: str, number: int
-            ) -> dict[str, LinkMeasurement]:
-    """One load of a batch; the readings that meet their link's mark, each with its own flows only."""
+def _screen(measure: Measure, batch: list[Assignment], direction: str, number: int) -> dict[str, LinkMeasurement]:
+    """One load of a batch: each link's reading, with its own flows only."""
     clients = [a.client for a in batch]
     load, probe = measure(clients, direction, f"links/{direction}/batch{number}",
                           {a.client.key: a.sources for a in batch})
-    out = {}
-    for link in clients:
-        own = LoadResult(direction, [f for f in load.flows if f.flow.client.key == link.key], load.seconds)
-        m = LinkMeasurement(link, direction, own, probe, batched=True)
-        if floor_margin(plan, m) >= 0:
-            out[link.key] = m
-    return out
+    return {link.key: LinkMeasurement(link, direction, LoadResult(direction, [
+        f for f in load.flows if f.flow.client.key == link.key], load.seconds), probe, batched=True)
+        for link in clients}
+
+
+def _with_batch(result: Result, plan: SmokePlan, screened: tuple[LinkMeasurement, int] | None) -> Result:
+    """The result with its batch's reading in its data (``batch``: the links loaded together, the reading,
+    whether it met the mark and so counts as the link's first reading)."""
+    if screened is None:
+        return result
+    m, size = screened
+    return replace(result, data={**result.data, "batch": {
+        "links": size, "value": round(m.bits / 1e6, 3), "unit": "Mbit/s", "meets": floor_margin(plan, m) >= 0,
+        "storage_links": sorted({f.flow.server.key for f in m.load.flows})}})
 
 
 def _take(measure: Measure, link: Link, direction: str) -> LinkMeasurement:
@@ -101,18 +115,23 @@ def _reading(m: LinkMeasurement, margin: float) -> Reading:
 
 def _outliers_again(plan: SmokePlan, series: Series, measure: Measure, limit: int, announce: Announce) -> None:
     """Links below the best of their kind, measured again while within the limit. The best may itself be
-    measured again only by its own floor, so the bound moves only when a re-measured link becomes the best."""
-    for _ in range(limit):
+    measured again only by its own floor, so the bound moves only when a re-measured link becomes the best.
+    A link whose only reading is a batch's is measured alone first, whatever the limit: a batch's reading
+    may pass a link, never fail it."""
+    for _ in range(limit + 1):
         chosen = {key: best_reading(plan, readings) for key, readings in series.items()}
         slow = []
         for key, m in chosen.items():
             bound = outlier_bound(plan, m, list(chosen.values()))
-            if bound and measure_again([r.bits / bound - 1 for r in series[key]], limit):
+            margins = [r.bits / bound - 1 for r in series[key]] if bound else []
+            batched_only = all(r.batched for r in series[key])
+            if margins and ((batched_only and max(margins) < 0) or measure_again(margins, limit)):
                 slow.append(key)
         if not slow:
             return
         for key in slow:
             m = chosen[key]
-            announce(f"link {m.direction} {m.link.key}: below the best of its kind, measured again "
+            again = "measured alone" if all(r.batched for r in series[key]) else "measured again"
+            announce(f"link {m.direction} {m.link.key}: below the best of its kind, {again} "
                      f"({len(series[key])} of {limit})")
             series[key].append(_take(measure, m.link, m.direction))

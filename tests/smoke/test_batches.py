@@ -84,3 +84,26 @@ def test_a_leaf_that_lost_an_uplink_takes_one_link_at_a_time(leafspine: SmokePla
     down = frozenset({(f"{SITE}-leaf1", leafspine.uplinks[0].port)})
     plan = replace(leafspine, uplinks_down=down)
     assert shown(link_batches(plan)) == [[(f"{SITE}-dgx1", [f"{SITE}-st2"])], [(f"{SITE}-dgx2", [f"{SITE}-st1"])]]
+
+
+def test_a_pod_is_loaded_in_batches_of_at_most_eight_within_each_leafs_uplinks() -> None:
+    """The 128-host pod (96 client links, 8 leaves of 12 GPU servers and 4 storage nodes, 16 uplinks each):
+    batches of at most MAX_BATCH, no storage link twice in a batch, each from another leaf, and no leaf
+    taking in or sending out more than half its uplinks' capacity."""
+    from racfg.connection import NO_OVERRIDES
+    from racfg.smoke.batches import MAX_BATCH, UPLINK_HEADROOM, crossing, uplink_capacity
+
+    plan = build_plan(load_cluster(Path(__file__).parents[2] / "bench" / "pod128.yaml"), NO_OVERRIDES)
+    batches = link_batches(plan)
+    assert sorted(a.client.key for b in batches for a in b) == sorted(c.key for c in plan.clients)
+    assert len(batches) == 12 and all(len(b) <= MAX_BATCH for b in batches)
+    capacity = uplink_capacity(plan)
+    for batch in batches:
+        sources = [s.key for a in batch for s in a.sources]
+        assert len(sources) == len(set(sources))
+        assert all(s.switch != a.client.switch for a in batch for s in a.sources)
+        used: dict[tuple[str, str], float] = {}
+        for a in batch:
+            for way, mbit in crossing(plan, a).items():
+                used[way] = used.get(way, 0.0) + mbit
+        assert all(mbit <= UPLINK_HEADROOM * capacity[way[0]] for way, mbit in used.items())

@@ -145,6 +145,18 @@ def test_an_outlier_above_the_floor_is_measured_again(plan: SmokePlan) -> None:
     assert [r["value"] for r in checks["link/write/smdgx02:data0"].data["readings"]] == [226, 246]
 
 
+def test_a_batch_reading_below_the_best_of_its_kind_is_measured_alone_even_with_a_limit_of_zero(
+        plan: SmokePlan) -> None:
+    """226 Mbit/s in the batch meets the floor but not the best link's mark: a batch's reading may pass a
+    link, never fail it, so the link is loaded alone once although no re-measurement is allowed."""
+    script, _, checks = _links(plan, {("smdgx02", "write"): [226, 246]}, limit=0)
+    assert script.labels == ["links/read/batch1", "links/write/batch1", "link/write/smdgx02:data0"]
+    assert "outlier/write/smdgx02:data0" not in checks and checks["outlier/write"].status is Status.PASS
+    write = checks["link/write/smdgx02:data0"]
+    assert write.data["batch"] == {"links": 2, "value": 226.0, "unit": "Mbit/s", "meets": True,
+                                   "storage_links": ["smstor02:data0"]}
+
+
 def test_no_re_measurement_with_a_limit_of_zero(plan: SmokePlan) -> None:
     """The one reading that decides is the link's own (alone), not the batch's."""
     script, _, checks = _links(plan, {("smdgx01", "read"): [150, 140, 246]}, limit=0)

@@ -90,6 +90,12 @@ def test_cli_run_saturates_every_link_scales_linearly_and_writes_its_reports(lab
             # TCP ceiling (at MTU 9000 TCP carries 99.3% of what the shaper passes)
             assert r.data["share_of_line"] >= 0.90
             assert r.data["share_of_ceiling"] <= 1.05
+    # smdgx01 and smdgx02 were loaded together, each from a storage link of its own; smdgx03 found none
+    # left and was loaded alone (racfg.smoke.batches)
+    for host, storage in (("smdgx01", ["smstor01:data0"]), ("smdgx02", ["smstor02:data0"])):
+        batch = checks[f"link/read/{host}:data0"].data["batch"]
+        assert batch["links"] == 2 and batch["storage_links"] == storage, batch
+    assert "batch" not in checks["link/read/smdgx03:data0"].data
     assert checks["scaling/linear"].status is Status.PASS
     assert checks["scaling/linear"].data["series"]["clients"] == [1, 2, 3]
     assert checks["switch/counters"].status is Status.PASS

@@ -91,14 +91,14 @@ def link_batches(plan: SmokePlan) -> list[list[Assignment]]:
         used: dict[tuple[str, str], float] = defaultdict(float)
         for client in pending:
             sources = own_sources(plan, client, taken, len(batch)) if len(batch) < limit else None
-            assignment = Assignment(client, sources) if sources else None
-            if assignment is None or any(used[way] + mbit > UPLINK_HEADROOM * capacity[way[0]]
-                                         for way, mbit in crossing(plan, assignment).items()):
+            across = crossing(plan, Assignment(client, sources)) if sources else {}
+            if not sources or any(used[way] + mbit > UPLINK_HEADROOM * capacity[way[0]]
+                                  for way, mbit in across.items()):
                 later.append(client)
                 continue
-            batch.append(assignment)
-            taken.update(s.key for s in assignment.sources)
-            for way, mbit in crossing(plan, assignment).items():
+            batch.append(Assignment(client, sources))
+            taken.update(s.key for s in sources)
+            for way, mbit in across.items():
                 used[way] += mbit
         if len(batch) <= 1:  # one link fits, or none does (its leaf's uplinks down): it is loaded alone
             first = batch[0].client if batch else pending[0]

@@ -124,14 +124,18 @@ def _outliers_again(plan: SmokePlan, series: Series, measure: Measure, limit: in
         for key, m in chosen.items():
             bound = outlier_bound(plan, m, list(chosen.values()))
             margins = [r.bits / bound - 1 for r in series[key]] if bound else []
-            batched_only = all(r.batched for r in series[key])
-            if margins and ((batched_only and max(margins) < 0) or measure_again(margins, limit)):
+            if margins and ((_batched_only(series[key]) and max(margins) < 0) or measure_again(margins, limit)):
                 slow.append(key)
         if not slow:
             return
         for key in slow:
             m = chosen[key]
-            again = "measured alone" if all(r.batched for r in series[key]) else "measured again"
+            again = "measured alone" if _batched_only(series[key]) else "measured again"
             announce(f"link {m.direction} {m.link.key}: below the best of its kind, {again} "
                      f"({len(series[key])} of {limit})")
             series[key].append(_take(measure, m.link, m.direction))
+
+
+def _batched_only(readings: list[LinkMeasurement]) -> bool:
+    """Every reading of the link was a batch's: none of them may fail it."""
+    return all(r.batched for r in readings)

@@ -15,7 +15,7 @@ from racfg.console import print_table, say
 from racfg.errors import EXIT_CODES_HELP, UsageError
 from racfg.inventory import load_cluster
 from racfg.lab import api, lifecycle, prereq, status
-from racfg.lab.fabric import DEFAULT_SCALE_MBIT_PER_100G
+from racfg.lab.fabric import DEFAULT_SCALE_MBIT_PER_100G, LAB_CARRIES_MBIT
 from racfg.lab.state import known_sites, load_state
 from racfg.lab.teardown import leftovers, teardown_all
 
@@ -80,8 +80,11 @@ def _progress(text: str) -> None:
 @lab_app.command("up")
 def up_cmd(
     inventory: str = INVENTORY,
-    scale: int = typer.Option(DEFAULT_SCALE_MBIT_PER_100G, "--scale", envvar="RACFG_LAB_SCALE", min=1,
-                              help="Lab line rate in Mbit/s per 100G declared: 100G ports are shaped to this."),
+    scale: int | None = typer.Option(
+        None, "--scale", envvar="RACFG_LAB_SCALE", min=1, show_default=False,
+        help=f"Lab line rate in Mbit/s per 100G declared: 100G ports are shaped to this. Default "
+             f"{DEFAULT_SCALE_MBIT_PER_100G}, less where smoke's largest load would need more than the lab's data "
+             f"plane carries at once ({LAB_CARRIES_MBIT} Mbit/s)."),
 ) -> None:
     """Build the lab of INVENTORY: image (cached), package repository (cached), networks, machines.
 

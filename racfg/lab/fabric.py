@@ -29,6 +29,9 @@ from racfg.lab.netns import create_netns, ip, link_exists, link_info
 from racfg.lab.sh import ok, run
 
 DEFAULT_SCALE_MBIT_PER_100G = 1000  # 100G declared -> 1 Gbit/s in the lab
+# What the lab's data plane carries at once on a 2-core machine with room to spare: a leaf-spine lab's
+# 8 client links at 1 Gbit/s took in 7.5 Gbit/s, 16 of them 3.8-7.7 (bench/RESULTS.md).
+LAB_CARRIES_MBIT = 4000
 FRESH_SWITCH_MTU = 1500
 PORT_BUFFER_BYTES = 16 * 1024 * 1024  # a switch port's packet buffer unless its model says (see Shaper)
 QUEUE_FLOOR_MS = 50  # ... or this much of line rate on a slow link
@@ -48,6 +51,26 @@ def mgmt_gateway(cluster: Cluster) -> ipaddress.IPv4Interface:
 
 def lab_rate_mbit(speed_gbps: float, scale_mbit_per_100g: int) -> int:
     return max(1, round(speed_gbps * scale_mbit_per_100g / 100))
+
+
+def smoke_load_100g(cluster: Cluster) -> float:
+    """The most smoke loads the data plane with at once, in 100G: its largest scaling step
+    (acceptance.smoke.scaling_steps, else every dgx host) times the fastest dgx host's data links."""
+    dgx = cluster.role("dgx")
+    steps = cluster.inventory.acceptance.smoke.scaling_steps
+    clients = min(max(steps), len(dgx)) if steps else len(dgx)
+    per_host = max((sum(nic.speed_gbps for nic in host.nics) for host in dgx), default=0.0)
+    return clients * per_host / 100
+
+
+def fitting_scale(cluster: Cluster) -> int:
+    """The lab's line rate per 100G for this site: the default, or less where smoke's largest load would
+    need more than the lab's data plane carries at once (``LAB_CARRIES_MBIT``). Above that the
+    machine's CPUs, not the links, are what a measurement measures."""
+    load = smoke_load_100g(cluster)
+    if load * DEFAULT_SCALE_MBIT_PER_100G <= LAB_CARRIES_MBIT:
+        return DEFAULT_SCALE_MBIT_PER_100G
+    return max(1, int(LAB_CARRIES_MBIT / load))
 
 
 def _addresses_in_use() -> dict[str, str]:

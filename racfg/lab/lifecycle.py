@@ -116,15 +116,22 @@ def _write_ssh_client_files(state: LabState, host_keys: dict[str, str]) -> None:
     (ssh_dir / "config").write_text("\n".join(blocks))
 
 
-def up(path: str | Path, *, scale_mbit_per_100g: int = fabric.DEFAULT_SCALE_MBIT_PER_100G,
-       progress: Progress | None = None) -> UpResult:
-    """Build (or confirm) the lab of the inventory at ``path``."""
+def up(path: str | Path, *, scale_mbit_per_100g: int | None = None, progress: Progress | None = None) -> UpResult:
+    """Build (or confirm) the lab of the inventory at ``path``; ``scale_mbit_per_100g`` None: the one that
+    fits the site (``fabric.fitting_scale``)."""
     say = progress or (lambda text: log.info("%s", text))
     prereq.require()
-    if scale_mbit_per_100g < 1:
+    if scale_mbit_per_100g is not None and scale_mbit_per_100g < 1:
         raise UsageError("--scale must be at least 1 Mbit/s per 100G")
     cluster = load_cluster(path)
     _check_labbable(cluster)
+    if scale_mbit_per_100g is None:
+        scale_mbit_per_100g = fabric.fitting_scale(cluster)
+        if scale_mbit_per_100g < fabric.DEFAULT_SCALE_MBIT_PER_100G:
+            say(f"line rate {scale_mbit_per_100g} Mbit/s per 100G: smoke loads up to "
+                f"{fabric.smoke_load_100g(cluster):g} x 100G at once, which at "
+                f"{fabric.DEFAULT_SCALE_MBIT_PER_100G} would need more than the lab carries "
+                f"({fabric.LAB_CARRIES_MBIT} Mbit/s)")
     site = cluster.name
     inv_hash = _inventory_hash(Path(path), scale_mbit_per_100g)
     with site_lock(lab_root(), site, "lab"):

@@ -36,7 +36,7 @@ from racfg.smoke.remeasure import until_met
 from racfg.smoke.remote import Fleet
 from racfg.smoke.scaling import measure_scaling, spine_tier_bits
 from racfg.smoke.storage import measure_storage
-from racfg.smoke.tcp import LoadResult, plan_flows, run_load
+from racfg.smoke.tcp import LoadResult, fan_in, plan_flows, run_load
 from racfg.smoke.units import rate_text
 
 Progress = Callable[[int, int, str], None]  # (done, total, what now)
@@ -112,7 +112,7 @@ def run_smoke(cluster: Cluster, overrides: ConnectionOverrides, options: SmokeOp
                 run = _Run(cluster, plan, fleet, Probes(fleet, switches, [h.name for h in hosts]), out_dir, options,
                            count_steps(plan, options.skip))
                 _measure(run)
-                ports = {(link.switch, link.port): link.key for link in [*plan.clients, *plan.storage] if link.port}
+                ports = {(link.switch, link.port): link for link in [*plan.clients, *plan.storage] if link.port}
                 run.results += counter_results(run.probed, switches.problem, ports)
             finally:
                 switches.close()
@@ -158,9 +158,10 @@ def _measure(run: _Run) -> None:
 def _load(run: _Run, clients: list[Link], direction: str, label: str,
           sources: Mapping[str, Sequence[Link]] | None = None) -> tuple[LoadResult, StepProbe]:
     """One load, with the probes around it (their counters are judged for the whole run)."""
+    flows = plan_flows(run.plan, clients, sources)
     probe = run.probes.before()
-    load = run_load(run.fleet, plan_flows(run.plan, clients, sources), direction, run.plan.duration_s,
-                    run.plan.omit_s)
+    probe.fan_in = fan_in(flows, direction)
+    load = run_load(run.fleet, flows, direction, run.plan.duration_s, run.plan.omit_s)
     run.probes.after(probe)
     run.probed.append((label, probe))
     return load, probe

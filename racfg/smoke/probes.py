@@ -95,12 +95,15 @@ def cpu_times(fleet: Fleet, hosts: list[str]) -> dict[str, tuple[int, int]]:
 
 @dataclass
 class StepProbe:
-    """Counters and CPU before and after one load; the growth is what the load did."""
+    """Counters and CPU before and after one load; the growth is what the load did. ``fan_in``: how many
+    links sent into each receiving link (link key) during it, which tells congestion from a fault when a
+    port discards (racfg.smoke.judge.counters)."""
 
     counters_before: Snapshot = field(default_factory=dict)
     counters_after: Snapshot = field(default_factory=dict)
     cpu_before: dict[str, tuple[int, int]] = field(default_factory=dict)
     cpu_after: dict[str, tuple[int, int]] = field(default_factory=dict)
+    fan_in: dict[str, int] = field(default_factory=dict)
 
     def port_growth(self) -> Snapshot:
         return {key: after.minus(self.counters_before[key]) for key, after in self.counters_after.items()

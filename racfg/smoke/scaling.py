@@ -48,24 +48,27 @@ def measure_scaling(plan: SmokePlan, measure: Measure, links: list[LinkMeasureme
         first = _reused(plan, n, links) or _take(plan, measure, n)
         if n == 1:
             base = first.total
-        series[n] = until_met([first], partial(_take, plan, measure, n), partial(_margin, plan, base=base), limit,
+        series[n] = until_met([first], partial(_take, plan, measure, n), partial(step_margin, plan, base=base), limit,
                               announce, f"scaling: {n} client(s)")
-    steps = [readings[deciding_reading([_margin(plan, s, base) for s in readings])] for readings in series.values()]
+    steps = [readings[deciding_reading([step_margin(plan, s, base) for s in readings])] for readings in series.values()]
     verdict, results = judge_scaling(plan, steps)
     out = []
     for result in results:
         n = result.data.get("clients")
         if n in series:
-            result = with_readings(result, [Reading(s.total / 1e6, "Mbit/s", _margin(plan, s, base),
+            result = with_readings(result, [Reading(s.total / 1e6, "Mbit/s", step_margin(plan, s, base),
                                                     f"{rate_text(s.total)} (E = {s.total / (n * base):.3f})"
                                                     if base > 0 else rate_text(s.total)) for s in series[n]], limit)
         out.append(result)
     return verdict, out
 
 
-def _margin(plan: SmokePlan, step: StepMeasurement, base: float) -> float:
+def step_margin(plan: SmokePlan, step: StepMeasurement, base: float) -> float:
     """E(n) less the floor (and, across the spines, the share of what its links carry less the saturation
-    floor, the nearer miss); 0 (nothing to judge, nothing to measure again) without a T(1)."""
+    floor, the nearer miss); 0 (nothing to judge, nothing to measure again) without a T(1); -1, below any
+    reading's, for a sum whose processes did not run together (measured again, never deciding over one)."""
+    if not step.together:
+        return -1.0
     margin = step.total / (step.n * base) - plan.scaling_floor if base > 0 else 0.0
     if plan.routed and 0 < step.capacity_bits < float("inf"):
         margin = min(margin, step.total / step.capacity_bits - plan.saturation_floor)

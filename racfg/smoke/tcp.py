@@ -12,7 +12,9 @@ SSH channel after another instead, on a loaded machine they spread over seconds 
 made every other link an "outlier" of the best one. Released together, they still begin some tens
 of milliseconds apart on a busy machine (process start, connection set-up): a sum can run a few
 percent over what the links carry, and the judge counts no more than that (``best_of_kind``,
-``step_capacity`` in racfg.smoke.judge.links and .scaling).
+``step_capacity`` in racfg.smoke.judge.links and .scaling). On a machine too busy to start them
+within a second of each other the sum means nothing: a scaling step is judged on what its receiving
+NICs took in while every process ran (racfg.smoke.window), read by shells released with the load.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from racfg.smoke.errors import MeasurementError, ParseError
 from racfg.smoke.iperf3_output import Iperf3Result, parse_iperf3
 from racfg.smoke.plan import Link, SmokePlan
 from racfg.smoke.remote import Fleet, RemoteProcess
+from racfg.smoke.window import Readers, Window
 
 BASE_PORT = 5301
 LISTEN_TIMEOUT = 10.0
@@ -52,9 +55,13 @@ class FlowResult:
 
 @dataclass
 class LoadResult:
+    """What each flow measured, and what the receiving links took in while every flow ran (link key ->
+    payload bits/s, racfg.smoke.window; None where the load had no window or its counters were not read)."""
+
     direction: str
     flows: list[FlowResult]
     seconds: float
+    received: dict[str, float] | None = None
 
     def per_client_link(self) -> dict[str, float]:
         out: dict[str, float] = defaultdict(float)
@@ -110,6 +117,22 @@ def plan_flows(plan: SmokePlan, clients: Sequence[Link],
     return flows
 
 
+def ends(flow: Flow, direction: str) -> tuple[Link, Link]:
+    """(receiving link, sending link) of a flow: on a read (``-R``) the storage host sends."""
+    return (flow.client, flow.server) if direction == "read" else (flow.server, flow.client)
+
+
+def fan_in(flows: Sequence[Flow], direction: str) -> dict[str, int]:
+    """How many links send into each receiving link (link key): the storage links into a client link on a
+    read (``-R``: the storage hosts send), the client links into a storage link on a write. One sender
+    cannot overrun a port of its own rate; two or more can (an incast), and TCP then fills its queue."""
+    senders: dict[str, set[str]] = defaultdict(set)
+    for flow in flows:
+        receiver, sender = ends(flow, direction)
+        senders[receiver.key].add(sender.key)
+    return {key: len(links) for key, links in senders.items()}
+
+
 def _wait_listening(fleet: Fleet, ports: dict[str, set[int]]) -> None:
     deadline = time.monotonic() + LISTEN_TIMEOUT
     for host, wanted in ports.items():
@@ -125,11 +148,13 @@ def _wait_listening(fleet: Fleet, ports: dict[str, set[int]]) -> None:
 
 
 def run_load(fleet: Fleet, flows: Sequence[Flow], direction: str, duration_s: int, omit_s: int) -> LoadResult:
-    """Run every flow at once; returns what each one measured. Remote processes end in any case."""
+    """Run every flow at once; returns what each one measured, and what the receiving links took in while
+    every flow ran (racfg.smoke.window). Remote processes end in any case."""
     bound = omit_s + duration_s + START_SLACK_S
     started = time.monotonic()
     servers: list[RemoteProcess] = []
     clients: list[tuple[Flow, RemoteProcess]] = []
+    readers: Readers | None = None
     try:
         ports: dict[str, set[int]] = defaultdict(set)
         for flow in flows:
@@ -145,9 +170,14 @@ def run_load(fleet: Fleet, flows: Sequence[Flow], direction: str, duration_s: in
             if direction == "read":
                 argv.append("-R")
             clients.append((flow, fleet[flow.client.host].start(argv, bound, held=True)))
-        for _, proc in clients:
+        window = Window.for_load(duration_s, omit_s)
+        if window is not None:
+            readers = Readers(fleet, list({ends(f, direction)[0].key: ends(f, direction)[0] for f in flows}.values()),
+                              window, bound)
+        held = [proc for _, proc in clients] + (list(readers.processes.values()) if readers else [])
+        for proc in held:
             proc.started()
-        for _, proc in clients:  # together: see the module docstring
+        for proc in held:  # together: see the module docstring
             proc.release()
         results = []
         for flow, proc in clients:
@@ -159,9 +189,9 @@ def run_load(fleet: Fleet, flows: Sequence[Flow], direction: str, duration_s: in
                 results.append(FlowResult(flow, None, done.failure(exc)))
         for proc in servers:
             proc.wait()
-        return LoadResult(direction, results, time.monotonic() - started)
+        return LoadResult(direction, results, time.monotonic() - started, readers.collect() if readers else None)
     finally:
-        stop_unfinished([*servers, *(p for _, p in clients)])
+        stop_unfinished([*servers, *(p for _, p in clients), *(readers.processes.values() if readers else [])])
 
 
 def stop_unfinished(processes: Sequence[RemoteProcess]) -> None:

@@ -3,12 +3,23 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import pytest
 
 from racfg.errors import CannotRunError
+from racfg.inventory import load_cluster
 from racfg.lab import drives, names, prereq
-from racfg.lab.fabric import PORT_BUFFER_BYTES, Shaper, lab_rate_mbit, mgmt_gateway
+from racfg.lab.fabric import (
+    DEFAULT_SCALE_MBIT_PER_100G,
+    LAB_CARRIES_MBIT,
+    PORT_BUFFER_BYTES,
+    Shaper,
+    fitting_scale,
+    lab_rate_mbit,
+    mgmt_gateway,
+    smoke_load_100g,
+)
 
 
 def test_link_names_fit_the_kernel_limit() -> None:
@@ -100,3 +111,15 @@ def test_lab_help_lists_the_subcommands(monkeypatch: pytest.MonkeyPatch, capsys:
     out = capsys.readouterr().out
     for command in ("up", "down", "status", "exec", "link", "stop", "start"):
         assert command in out
+
+
+@pytest.mark.parametrize(("inventory", "scale"), [
+    ("inventory/lab.yaml", 1000),           # smoke loads 2 x 100G at once: the default
+    ("inventory/ra-leafspine.yaml", 250),   # 16 clients at once across the spines: 4 Gbit/s in all
+    ("bench/pod128.yaml", 250),
+    ("inventory/ra-arista.yaml", 125),      # 16 clients with two 100G rails each
+])
+def test_the_lab_shapes_a_site_so_smoke_s_largest_load_fits_what_it_carries(inventory: str, scale: int) -> None:
+    cluster = load_cluster(Path(__file__).parents[2] / inventory)
+    assert fitting_scale(cluster) == scale
+    assert smoke_load_100g(cluster) * scale <= LAB_CARRIES_MBIT or scale == DEFAULT_SCALE_MBIT_PER_100G

@@ -98,6 +98,10 @@ def test_cli_run_saturates_every_link_scales_linearly_and_writes_its_reports(lab
     assert "batch" not in checks["link/read/smdgx03:data0"].data
     assert checks["scaling/linear"].status is Status.PASS
     assert checks["scaling/linear"].data["series"]["clients"] == [1, 2, 3]
+    for n in (2, 3):  # each step's aggregate is what the clients' NICs took in while every process ran
+        step = checks[f"scaling/step{n:03d}"].data
+        assert step["measured_by"] == "receiving NICs", step
+        assert 0.9 * step["capacity_bps"] <= step["measured_bps"] <= 1.03 * step["capacity_bps"], step
     assert checks["switch/counters"].status is Status.PASS
     drive = checks["storage/drive/n2"]
     assert drive.status is Status.SKIP and "drive-side" in drive.message and drive.data["seq_bytes_per_s"] > 0

@@ -21,6 +21,7 @@ from racfg.smoke.judge.scaling import StepMeasurement, judge_scaling, step_capac
 from racfg.smoke.metrics import reference_text, within
 from racfg.smoke.plan import Link, SmokePlan, build_plan, default_steps, tcp_ceiling
 from racfg.smoke.plots import plot_links, plot_scaling
+from racfg.smoke.scaling import step_margin
 from racfg.smoke.tcp import FlowResult, LoadResult, plan_flows
 
 INVENTORY = Path(__file__).parent / "smokelab.yaml"
@@ -181,6 +182,24 @@ def test_a_step_is_judged_on_no_more_than_its_links_carry(plan: SmokePlan, per_c
     assert step3.data["measured_bps"] == round(3 * per_client_n3 * 1e6)
     assert step3.data["aggregate_bps"] == round(counted * 1e6)
     assert ("more than the links carry" in step3.message) is (3 * per_client_n3 > 300 * C9000)
+
+
+def test_a_sum_far_above_what_the_links_carry_is_no_reading(plan: SmokePlan) -> None:
+    """The ra-leafspine demo's step 16 once added up to 48% above what its links carry (its processes
+    did not run over the same seconds): an error that says so, left out of the series' verdict, and a
+    margin below any real reading's so it is measured again and never decides over one."""
+    cut = plan.with_rates({k: (150.0, "lab shaper") for k in ("smstor01:data0", "smstor02:data0")})
+    steps = [StepMeasurement(n, cut.client_hosts[:n], load(cut, dict.fromkeys(cut.client_hosts[:n], rate)),
+                             0.0, capacity_bits=step_capacity(cut, cut.client_hosts[:n]))
+             for n, rate in ((1, 99.0), (2, 99.0), (3, 148.0))]  # 3 x 148 = 444 on 298: 49% over
+    assert not steps[2].together and steps[1].together
+    verdict, results = judge_scaling(cut, steps)
+    checks = {r.check: r for r in results}
+    step3 = checks["scaling/step003"]
+    assert step3.status is Status.ERROR and "did not run over the same seconds" in step3.message, step3.message
+    assert verdict.knee is None and checks["scaling/linear"].status is Status.PASS
+    assert "linear over 1, 2 clients" in checks["scaling/linear"].message
+    assert step_margin(cut, steps[2], 99e6) == -1.0 < step_margin(cut, steps[1], 99e6)
 
 
 def test_nine_clients_on_eight_storage_links_of_their_speed_are_not_linear() -> None:

@@ -21,6 +21,7 @@ def spine_tier_result(plan: SmokePlan, steps: Sequence[StepMeasurement], budget_
     """The largest step's aggregate (every flow crosses the spines) against the prediction for it (the
     budget's: client and storage links and the spine tier, ``budget_bits`` the spine tier alone). Below
     the saturation floor of it, the leaf whose uplinks the load filled is named from its ISL counters."""
+    steps = [s for s in steps if s.together]  # a sum whose processes did not run together is no aggregate
     if not plan.routed or not steps:
         return None
     step = max(steps, key=lambda s: s.n)

@@ -225,13 +225,25 @@ def bench_size(bench: Bench, size: int, inventory: Path, steps: set[str], tmp: P
             bench.timed(size, "drift", hosts, spaces, [*RACFG, "drift", str(inventory), "--format", "json"],
                         ok=(0, 1))
         if "smoke" in steps:
-            bench.timed(size, "smoke", hosts, spaces, [*RACFG, "smoke", str(inventory), "--format", "json"],
-                        ok=(0, 1))
+            got = bench.timed(size, "smoke", hosts, spaces, [*RACFG, "smoke", str(inventory), "--format", "json"],
+                              ok=(0, 1))
+            print_not_passed(got.stdout)
     finally:
         start = time.perf_counter()
         subprocess.run([*RACFG, "lab", "down", str(inventory)], capture_output=True, env=bench.env, cwd=REPO,
                        check=False)
         print(f"  {'lab down':<22} {time.perf_counter() - start:7.1f} s", flush=True)
+
+
+def print_not_passed(stdout: str) -> None:
+    """The checks of a JSON report that failed or could not run: what a figure's "exit 1" stands for."""
+    try:
+        results = json.loads(stdout).get("results", [])
+    except (ValueError, AttributeError):
+        return
+    for result in results:
+        if result.get("status") in ("fail", "error"):
+            print(f"    {result['status'].upper():5} {result['check']}: {result['message'][:300]}", flush=True)
 
 
 def slope(points: list[tuple[int, float]]) -> float | None:

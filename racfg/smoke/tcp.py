@@ -122,6 +122,11 @@ def ends(flow: Flow, direction: str) -> tuple[Link, Link]:
     return (flow.client, flow.server) if direction == "read" else (flow.server, flow.client)
 
 
+def receivers(flows: Sequence[Flow], direction: str) -> list[Link]:
+    """The links a load's flows send into, each once."""
+    return list({ends(flow, direction)[0].key: ends(flow, direction)[0] for flow in flows}.values())
+
+
 def fan_in(flows: Sequence[Flow], direction: str) -> dict[str, int]:
     """How many links send into each receiving link (link key): the storage links into a client link on a
     read (``-R``: the storage hosts send), the client links into a storage link on a write. One sender
@@ -172,8 +177,7 @@ def run_load(fleet: Fleet, flows: Sequence[Flow], direction: str, duration_s: in
             clients.append((flow, fleet[flow.client.host].start(argv, bound, held=True)))
         window = Window.for_load(duration_s, omit_s)
         if window is not None:
-            readers = Readers(fleet, list({ends(f, direction)[0].key: ends(f, direction)[0] for f in flows}.values()),
-                              window, bound)
+            readers = Readers(fleet, receivers(flows, direction), window, bound)
         held = [proc for _, proc in clients] + (list(readers.processes.values()) if readers else [])
         for proc in held:
             proc.started()

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from racfg.smoke.errors import MeasurementError
-from racfg.smoke.plan import TCP_IP_HEADERS, Link
+from racfg.smoke.plan import Link, tcp_ceiling
 from racfg.smoke.remote import Fleet, RemoteProcess
 
 HEADER_BYTES = 14  # what a NIC's rx_bytes counts of a frame besides the IP packet: the Ethernet header
@@ -70,8 +70,7 @@ def parse_reads(text: str, links: Sequence[Link]) -> dict[str, float]:
         raise MeasurementError(f"NIC counters read out of order: {text.strip()[:80]!r}")
     out = {}
     for i, link in enumerate(links, start=2):
-        payload = (link.mtu - TCP_IP_HEADERS) / (link.mtu + HEADER_BYTES)
-        out[link.key] = (reads[1][i] - reads[0][i]) * 8 * payload / seconds
+        out[link.key] = (reads[1][i] - reads[0][i]) * 8 * tcp_ceiling(link.mtu, HEADER_BYTES) / seconds
     return out
 
 

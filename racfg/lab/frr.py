@@ -23,6 +23,7 @@ import shutil
 import signal
 import subprocess
 import time
+import zlib
 from pathlib import Path
 
 from racfg.errors import CannotRunError
@@ -35,6 +36,20 @@ USER = "frr"
 # Kernel settings of a routed switch's namespace: L4 (5-tuple) ECMP hashing, so that the flows
 # between two hosts spread over the spines as a switch ASIC's hash spreads them.
 SYSCTLS = {"net.ipv4.fib_multipath_hash_policy": "1"}
+# Every namespace hashes with the kernel's one default seed, so a spine would pick among its links to a
+# leaf by the same hash that sent the flow to that spine: it sees half the hash space and uses half its
+# links (ECMP polarization, which kept 8 of a 128-host pod's 16 leaf uplinks idle). A switch ASIC seeds
+# its hash per switch; the lab seeds each namespace from the switch's name (kernel 6.11 and later).
+HASH_SEED = "net.ipv4.fib_multipath_hash_seed"
+
+
+def sysctls(hostname: str) -> dict[str, str]:
+    """The kernel settings of ``hostname``'s namespace: SYSCTLS and its own ECMP hash seed (never 0,
+    which means the shared default), where the kernel has the setting."""
+    settings = dict(SYSCTLS)
+    if Path("/proc/sys", *HASH_SEED.split(".")).exists():
+        settings[HASH_SEED] = str(zlib.crc32(hostname.encode()) or 1)
+    return settings
 
 
 def frr_dir(switch_dir: Path) -> Path:
@@ -77,7 +92,7 @@ def start(netns: str, switch_dir: Path, hostname: str, timeout: float = 15.0) ->
         return running_pids(switch_dir)
     stop(switch_dir, remove=False)  # one daemon left of two: start both afresh, with the config they had
     _prepare(directory, hostname)
-    for key, value in SYSCTLS.items():
+    for key, value in sysctls(hostname).items():
         run(["ip", "netns", "exec", netns, "sysctl", "-q", "-w", f"{key}={value}"])
     for daemon in frrctl.DAEMONS:
         proc = subprocess.run(_argv(netns, directory, daemon), capture_output=True, text=True, check=False)

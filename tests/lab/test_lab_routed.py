@@ -1,10 +1,11 @@
 """The lab routes for real: a two-leaf, two-spine fabric built through the lab's own API (switch
 namespaces, ISL veths, FRR per switch, the emulated CLIs), configured over SSH with each platform's
 own BGP/L3 commands, then checked as an engineer would check a real fabric: sessions Established
-(the product's parsers reading the switches' ``show ip bgp summary``), two equal-cost paths to the
+(the product's parsers reading the switches' ``show ip bgp summary``), four equal-cost paths to the
 other leaf's subnet (``show ip route``), a host on one leaf reaching the host on the other across
-the spines, flows spread over both spines (the ISL ports' own counters), and, with one ISL shut,
-the path still up through the other spine. Afterwards ``lab down`` leaves no FRR process or file.
+the spines, flows spread over every ISL both ways (the ISL ports' own counters: the spines do not hash
+as the leaves do), and, with the ISLs to one spine shut, the path still up through the other.
+Afterwards ``lab down`` leaves no FRR process or file.
 
 Mixed platforms on purpose: leaf1 and spine2 are Onyx (one-line config forms, text shows), leaf2
 and spine1 EOS (sub-modes, ``| json``). Hosts are plain namespaces (the routing is the switches').
@@ -45,8 +46,10 @@ SWITCHES = {"leaf1": ("onyx", "SN2700", "198.18.78.11", 65001), "leaf2": ("eos",
             "spine2": ("onyx", "SN2700", "198.18.78.22", SPINE_ASN)}
 HOSTS = {"h1": ("leaf1", "10.1.1.10/24", "10.1.1.1/24"), "h2": ("leaf2", "10.1.2.10/24", "10.1.2.1/24")}
 # (leaf, leaf port index, spine, spine port index, /31 network: spine side even, leaf side odd)
-ISLS = [("leaf1", 31, "spine1", 1, "10.255.0.0/31"), ("leaf1", 32, "spine2", 1, "10.255.0.2/31"),
-        ("leaf2", 31, "spine1", 2, "10.255.0.4/31"), ("leaf2", 32, "spine2", 2, "10.255.0.6/31")]
+# Two ISLs per leaf-spine pair (leaf ports 29-30 to spine1, 31-32 to spine2), so a spine chooses among
+# its links to a leaf after the leaf chose the spine: where both hash alike, half the links stay idle.
+ISLS = [(leaf, 29 + k, f"spine{k // 2 + 1}", 2 * n + k % 2 + 1, f"10.255.0.{8 * n + 2 * k}/31")
+        for n, leaf in enumerate(("leaf1", "leaf2")) for k in range(4)]
 T = TypeVar("T")
 
 
@@ -194,9 +197,9 @@ def ping(src: str, dst: str) -> bool:
                            dst], capture_output=True, check=False).returncode == 0
 
 
-def tx_packets(switch: str, ifname: str) -> int:
+def packets(switch: str, ifname: str, way: str) -> int:
     return int(subprocess.run(["ip", "netns", "exec", names.netns(SITE, switch), "cat",
-                               f"/sys/class/net/{ifname}/statistics/tx_packets"], capture_output=True, text=True,
+                               f"/sys/class/net/{ifname}/statistics/{way}_packets"], capture_output=True, text=True,
                               check=True).stdout)
 
 
@@ -217,30 +220,34 @@ def test_configured_over_ssh_the_fabric_routes_with_ecmp_and_survives_an_isl_dow
         finally:
             conn.disconnect()
     for name in SWITCHES:
-        facts = until(lambda n=name: bgp(fabric_lab, n), lambda f: len(f.peers) == 2 and all(
-            p.established for p in f.peers.values()), f"{name}: both BGP sessions Established")
+        facts = until(lambda n=name: bgp(fabric_lab, n), lambda f, n=name: len(f.peers) == len(_isl(n)) and all(
+            p.established for p in f.peers.values()), f"{name}: every BGP session Established")
         assert facts.local_asn == SWITCHES[name][3]
     far = {"leaf1": "10.1.2.0/24", "leaf2": "10.1.1.0/24"}
     for leaf, prefix in far.items():
         table = until(lambda lf=leaf, p=prefix: routes(fabric_lab, lf),
-                      lambda t, p=prefix: p in t.routes and len(t.routes[p].next_hops) == 2,
-                      f"{leaf}: {prefix} over both spines")
+                      lambda t, p=prefix: p in t.routes and len(t.routes[p].next_hops) == 4,
+                      f"{leaf}: {prefix} over the four ISLs")
         assert table.routes[prefix].protocol == "bgp"
         assert {h.address for h in table.routes[prefix].next_hops} == {peer for _, _, peer, _ in _isl(leaf)}
     until(lambda: ping("h1", "10.1.2.10"), bool, "h1 -> h2 across the spines")
-    before = {ifname: tx_packets("leaf1", ifname) for ifname in ("swp31", "swp32")}
+    uplinks = [f"swp{n}" for n in range(29, 33)]
+    sent = {ifname: packets("leaf1", ifname, "tx") for ifname in uplinks}
+    taken = {ifname: packets("leaf2", ifname, "rx") for ifname in uplinks}
     udp_flows("h1", "10.1.2.10", 64)
-    spread = {ifname: tx_packets("leaf1", ifname) - before[ifname] for ifname in before}
-    assert all(n >= 5 for n in spread.values()), f"64 flows from h1 should use both spines: {spread}"
+    sent = {ifname: packets("leaf1", ifname, "tx") - n for ifname, n in sent.items()}
+    taken = {ifname: packets("leaf2", ifname, "rx") - n for ifname, n in taken.items()}
+    assert all(n >= 5 for n in sent.values()), f"64 flows from h1 should leave over every uplink: {sent}"
+    assert all(n >= 5 for n in taken.values()), f"...and the spines should bring them over every ISL: {taken}"
 
     conn = connect(fabric_lab, "leaf1")
     try:
-        assert "%" not in conn.send_config_set(["interface ethernet 1/31 shutdown"])
+        assert "%" not in conn.send_config_set(["interface ethernet 1/29 shutdown", "interface ethernet 1/30 shutdown"])
     finally:
         conn.disconnect()
     table = until(lambda: routes(fabric_lab, "leaf1"), lambda t: "10.1.2.0/24" in t.routes and len(
-        t.routes["10.1.2.0/24"].next_hops) == 1, "leaf1: one path left with its ISL to spine1 shut")
-    assert table.routes["10.1.2.0/24"].next_hops[0].address == "10.255.0.2"
+        t.routes["10.1.2.0/24"].next_hops) == 2, "leaf1: two paths left with its ISLs to spine1 shut")
+    assert {h.address for h in table.routes["10.1.2.0/24"].next_hops} == {"10.255.0.4", "10.255.0.6"}
     until(lambda: ping("h1", "10.1.2.10"), bool, "h1 -> h2 through spine2 alone")
     assert ping("h2", "10.1.1.10")
 

@@ -129,13 +129,20 @@ def test_a_full_cross_leaf_step_passes_beside_the_budget_spine_tier(plan: SmokeP
     assert tier is not None and tier.status is Status.PASS and tier.data["budget"]["limiting_leaf"] == leaf(1)
 
 
-@pytest.mark.parametrize(("moved", "statuses"), [
-    (CLEAN, {f"{SITE}-spine1": Status.PASS, f"{SITE}-spine2": Status.PASS}),
-    (CUT, {f"{SITE}-spine1": Status.FAIL, f"{SITE}-spine2": Status.FAIL}),
+@pytest.mark.parametrize(("moved", "down", "statuses", "fixes"), [
+    (CLEAN, frozenset(), {"spine1": Status.PASS, "spine2": Status.PASS, "leaf1": Status.PASS,
+                          "leaf2": Status.PASS}, {}),
+    # leaf1's uplink to spine2 down: spine2 reaches leaf1 no way, so leaf2's healthy 1/32 idles too
+    (CUT, frozenset({(leaf(1), "1/32")}),
+     {"spine1": Status.FAIL, "spine2": Status.FAIL, "leaf1": Status.FAIL, "leaf2": Status.FAIL},
+     {"leaf1": "1/32 on lsunit-leaf1 is down", "leaf2": "behind lsunit-leaf1 1/32 (down)"}),
 ])
-def test_ecmp_balance_by_validates_check_over_the_run(plan: SmokePlan, moved, statuses) -> None:
-    results = ecmp_results(plan, [probe(moved)])
-    assert {r.target: r.status for r in results} == statuses
+def test_ecmp_balance_by_validates_checks_over_the_run(plan: SmokePlan, moved, down, statuses, fixes) -> None:
+    results = ecmp_results(replace(plan, uplinks_down=down), [probe(moved)])
+    assert {r.target.removeprefix(f"{SITE}-"): r.status for r in results} == statuses
+    for target, fix in fixes.items():
+        [spread] = [r for r in results if r.target == f"{SITE}-{target}"]
+        assert fix in spread.fix and spread.data["idle"] == {"in": ["1/32"], "out": ["1/32"]}, spread.fix
 
 
 def test_ecmp_unread_counters_is_a_skip(plan: SmokePlan) -> None:

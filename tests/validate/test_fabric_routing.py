@@ -350,3 +350,60 @@ def test_intent_from_the_examples(example):
         assert len(lf.uplinks) == len(topo.links_of(lf.name)) and lf.host_gbps > 0
         assert {u.peer_ip for u in lf.uplinks}.isdisjoint({u.local_ip for u in lf.uplinks})
     assert len({s for lf in intent.leaves for s in lf.subnets}) == sum(len(lf.subnets) for lf in intent.leaves)
+
+
+# Two links per leaf-spine pair: each leaf has 4 uplinks, 1/29-1/30 to spine1 and 1/31-1/32 to spine2.
+BUNDLED = FabricIntent(tuple(
+    leaf(f"leaf{n}", 65100 + n, f"10.1.{n}.0/24",
+         [(f"1/{29 + k}", f"spine{k // 2 + 1}", f"1/{2 * n - 1 + k % 2}", f"172.16.{n}.{2 * k + 1}",
+           f"172.16.{n}.{2 * k}", 65100) for k in range(4)]) for n in (1, 2)),
+    spine_asn=65100)
+
+
+def spread(shares: dict[str, tuple[float, float]], total: int = 4 * GB) -> tuple[dict, dict]:
+    """Before/after counters of every BUNDLED uplink: each leaf's ``total`` bytes per direction split by
+    ``shares`` (port -> (in, out) weight; a port not named weighs 1 both ways)."""
+    before: dict[str, dict[str, PortCounters]] = {}
+    after: dict[str, dict[str, PortCounters]] = {}
+    for lf in BUNDLED.leaves:
+        weights = {up.local_port: shares.get(up.local_port, (1.0, 1.0)) for up in lf.uplinks}
+        rx_sum, tx_sum = (sum(w[i] for w in weights.values()) for i in (0, 1))
+        for port, (w_in, w_out) in weights.items():
+            before.setdefault(lf.name, {})[port] = PortCounters(rx_bytes=11, tx_bytes=13)
+            after.setdefault(lf.name, {})[port] = PortCounters(rx_bytes=11 + int(total * w_in / rx_sum),
+                                                               tx_bytes=13 + int(total * w_out / tx_sum))
+    return before, after
+
+
+@pytest.mark.parametrize(("shares", "idle_in", "idle_out", "fix"), [
+    ({}, [], [], None),
+    ({"1/29": (0.05, 0.05), "1/32": (1.6, 1.6)}, [], [], None),  # hashing's honest unevenness: 5% of fair
+    # the spines hash as the leaves did: each uses one of its two links to the leaf (ECMP polarization)
+    ({"1/29": (0.0002, 1.0), "1/32": (0.0002, 1.0)}, ["1/29", "1/32"], [], "own ECMP hash seed"),
+    ({"1/30": (1.0, 0.0)}, [], ["1/30"], "maximum-paths"),  # the leaf's own route leaves 1/30 out
+    ({"1/31": (0.0, 0.0)}, ["1/31"], ["1/31"], "ISL or BGP session is down"),  # no path in either direction
+])
+def test_uplink_spread(shares, idle_in, idle_out, fix):
+    results = by_id(fr.check_uplink_spread(BUNDLED, *spread(shares)))
+    assert set(results) == {"leaf1/switches/ecmp_links", "leaf2/switches/ecmp_links"}
+    r = results["leaf1/switches/ecmp_links"]
+    assert r.data["idle"] == {"in": idle_in, "out": idle_out}
+    assert (r.status, r.fix is None) == ((Status.PASS, True) if fix is None else (Status.FAIL, False))
+    if fix:
+        idle = sorted(set(idle_in) | set(idle_out))
+        assert fix in r.fix and r.actual == f"{len(idle)} of 4 idle: {', '.join(idle)}", r.message
+        assert r.message.startswith(f"leaf1: {len(idle)} of its 4 uplinks moved under 1%")
+
+
+def test_uplink_spread_needs_traffic_and_every_counter():
+    few = fr.check_uplink_spread(BUNDLED, *spread({"1/29": (0.0, 0.0)}, total=1000))
+    assert {r.status for r in few} == {Status.SKIP}
+    before, after = spread({})
+    del after["leaf2"]["1/32"]
+    results = by_id(fr.check_uplink_spread(BUNDLED, before, after))
+    assert results["leaf2/switches/ecmp_links"].status is Status.SKIP
+    assert results["leaf1/switches/ecmp_links"].status is Status.PASS
+    # one uplink per spine: a leaf still spreads over both
+    assert {r.status for r in fr.check_uplink_spread(SITE, *counters({"spine1": 0.5, "spine2": 0.5}))} == {Status.PASS}
+    lost = fr.check_uplink_spread(SITE, *counters({"spine1": 1.0, "spine2": 0.0}))
+    assert {r.actual for r in lost} == {"1 of 2 idle: 1/32"} and "ISL or BGP session is down" in lost[0].fix

@@ -1,6 +1,7 @@
 """Verdicts across the spines of a routed leaf-spine site: what the largest scaling step carried across
-them beside the bandwidth budget's prediction for the spine tier, and each spine's share of the
-cross-leaf bytes (ECMP balance, judged by validate's own check on the leaves' ISL counters)."""
+them beside the bandwidth budget's prediction for the spine tier, each spine's share of the cross-leaf
+bytes and their spread over each leaf's uplinks (ECMP balance, judged by validate's own checks on the
+leaves' ISL counters)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from racfg.smoke.plan import SmokePlan
 from racfg.smoke.probes import Snapshot, StepProbe
 from racfg.smoke.units import pct, rate_text
 from racfg.switches.parsers.counters import PortCounters
-from racfg.validate.fabric_routing import check_ecmp_balance
+from racfg.validate.fabric_routing import check_ecmp_balance, check_uplink_spread
 
 
 def spine_tier_result(plan: SmokePlan, steps: Sequence[StepMeasurement], budget_bits: float) -> Result | None:
@@ -60,11 +61,14 @@ def _by_switch(snapshot: Snapshot) -> dict[str, dict[str, PortCounters]]:
 
 def ecmp_results(plan: SmokePlan, probes: Sequence[StepProbe]) -> list[Result]:
     """Each spine's share of the cross-leaf bytes over the whole run (from the first load's counters to the
-    last's; every load of a routed plan crosses the spines), by validate's check_ecmp_balance."""
+    last's; every load of a routed plan crosses the spines), by validate's check_ecmp_balance, and the
+    spread over each leaf's uplinks (check_uplink_spread), where a spine's share hides idle links."""
     read = [p for p in probes if p.counters_before and p.counters_after]
     if plan.fabric is None:
         return []
     if not read:
         return [Result("fabric", "spine/ecmp", "spine tier", Status.SKIP,
                        "ECMP balance not judged: the leaves' ISL counters were not read")]
-    return check_ecmp_balance(plan.fabric, _by_switch(read[0].counters_before), _by_switch(read[-1].counters_after))
+    before, after = _by_switch(read[0].counters_before), _by_switch(read[-1].counters_after)
+    return check_ecmp_balance(plan.fabric, before, after) + check_uplink_spread(plan.fabric, before, after,
+                                                                                  down=plan.uplinks_down)

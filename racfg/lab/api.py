@@ -282,7 +282,7 @@ def start_switch(site: str, switch: str, wait: bool = True) -> None:
     state = require_lab(site)
     sws = _lab_switch(state, switch)
     directory = site_dir(site)
-    sws.pid = switches.start_cli(sws, switches.switch_dir(directory, switch))
+    sws.pid = switches.start_cli(sws)
     save_state(state)
     if wait and sws.pid:
         switches.wait_cli([sws], 30, directory)

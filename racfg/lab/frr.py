@@ -75,8 +75,13 @@ def _prepare(directory: Path, hostname: str) -> None:
         shutil.chown(path, USER, USER)
 
 
+# File descriptors a daemon is built for: FRR sizes its event loops' tables by the process's open-file
+# limit (20000 under the lab's), a few MiB per daemon; a lab switch's sessions and sockets need under 200.
+LIMIT_FDS = 1024
+
+
 def _argv(netns: str, directory: Path, daemon: str) -> list[str]:
-    return ["ip", "netns", "exec", netns, f"{frrctl.FRR_BIN}/{daemon}", "-d",
+    return ["ip", "netns", "exec", netns, f"{frrctl.FRR_BIN}/{daemon}", "-d", "--limit-fds", str(LIMIT_FDS),
             "-f", str(frrctl.conf_path(directory, daemon)), "-i", str(frrctl.pid_path(directory, daemon)),
             "-z", str(directory / "zserv.api"), "--vty_socket", str(directory), "-P", "0",
             "--log", f"file:{directory / (daemon + '.log')}"]

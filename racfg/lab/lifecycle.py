@@ -160,12 +160,11 @@ def _converge(state: LabState, cluster: Cluster, say: Progress) -> UpResult:
             say(f"starting stopped host {host.name}")
             host.pid = machines.start(host, Path(state.repo), directory / "logs" / f"{host.name}.log")
             changed = True
+    pids = switches.start_clis(list(state.switches.values()))
     for sw in state.switches.values():
-        if sw.pid is None or not machines.is_running(sw.pid, switches.CLI_MODULE):
-            pid = switches.start_cli(sw, switches.switch_dir(directory, sw.name))
-            if pid != sw.pid:
-                sw.pid = pid
-                changed = changed or pid is not None
+        if pids.get(sw.name) != sw.pid:
+            sw.pid = pids.get(sw.name)
+            changed = changed or sw.pid is not None
         if not lldpd.is_up(sw) and lldpd.start(sw, switches.switch_dir(directory, sw.name)) is not None:
             changed = True
         if routed.routes(cluster) and routed.start_routing_if_stopped(sw, switches.switch_dir(directory, sw.name)):
@@ -323,9 +322,12 @@ def _step_switch_cli(b: _Build) -> None:
             "ports": b.ports[sw.name], "os_version": sw.spec.os_version,
             **routed.start_switch_routing(b.cluster, sws, sdir),
         })
-        sws.pid = switches.start_cli(sws, sdir)
+    pids = switches.start_clis([b.state.switches[name] for name in b.cluster.switches])
+    for name, sws in b.state.switches.items():
+        sws.pid = pids.get(name)
         save_state(b.state)
-        lldpd.write_config(sws, sdir, {port: p["ifname"] for port, p in b.ports[sw.name].items()})
+        sdir = switches.switch_dir(b.directory, name)
+        lldpd.write_config(sws, sdir, {port: p["ifname"] for port, p in b.ports[name].items()})
         lldpd.start(sws, sdir)
         save_state(b.state)
     if not switches.cli_available() and b.cluster.switches:

@@ -2,10 +2,11 @@
 
 The lab owns the switch's credentials and wiring; ``racfg.lab.switchcli`` owns the CLI. The
 contract between them is one JSON file per switch (``cli.json``: platform, listen address,
-password file, netns and the port -> veth map) and one command line, run inside the switch's
-namespace so that port MTU and shutdown issued on the CLI act on the real data plane:
+password file, netns and the port -> veth map) and one command line, which forks a CLI per switch
+into the switch's namespace (so that port MTU and shutdown issued on the CLI act on the real data
+plane) from one process that loaded the CLI once, so that the switches share its memory:
 
-    <python> -m racfg.lab.switchcli --config <lab_root()/<site>/switches/<name>/cli.json>
+    <python> -m racfg.lab.switchcli --fork --config <lab_root()/<site>/switches/<name>/cli.json> ...
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from typing import Any
 
 from racfg.errors import CannotRunError
 from racfg.inventory.cluster import Cluster
-from racfg.lab.machines import _children, _tail, is_running, ssh_banner, terminate
+from racfg.lab.machines import _tail, is_running, ssh_banner, terminate
 from racfg.lab.sh import log
 from racfg.lab.state import SwitchState
 
@@ -80,20 +81,30 @@ def cli_available() -> bool:
         return False
 
 
-def start_cli(switch: SwitchState, directory: Path) -> int | None:
-    """Start the switch CLI inside the switch namespace; None (and a log line) if it does not exist yet."""
-    if switch.pid and is_running(switch.pid, CLI_MODULE):
-        return switch.pid
+def start_clis(started: list[SwitchState]) -> dict[str, int]:
+    """Start the CLIs of ``started`` (their cli.json written), each in its switch's namespace, from one
+    process; switch name -> pid. A switch whose CLI runs keeps it."""
+    todo = [sw for sw in started if not (sw.pid and is_running(sw.pid, CLI_MODULE))]
+    pids = {sw.name: sw.pid for sw in started if sw not in todo and sw.pid}
+    if not todo:
+        return pids
     if not cli_available():
-        log.info("switch CLI (%s) not installed yet: switch %s has no management CLI", CLI_MODULE, switch.name)
-        return None
-    with open(directory / "cli.log", "ab") as out:
-        proc = subprocess.Popen(
-            ["ip", "netns", "exec", switch.netns, sys.executable, "-m", CLI_MODULE, "--config", switch.config],
-            stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
-        )
-    _children.append(proc)
-    return proc.pid
+        log.info("switch CLI (%s) not installed yet: switches have no management CLI", CLI_MODULE)
+        return pids
+    argv = [sys.executable, "-m", CLI_MODULE, "--fork"]
+    for sw in todo:
+        argv += ["--config", sw.config]
+    proc = subprocess.run(argv, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=60, check=False)
+    if proc.returncode:
+        raise CannotRunError(f"the switch CLIs of {', '.join(sw.name for sw in todo)} did not start: "
+                             f"{(proc.stderr or proc.stdout).strip()}")
+    return {**pids, **{name: int(pid) for name, pid in json.loads(proc.stdout).items()}}
+
+
+def start_cli(switch: SwitchState) -> int | None:
+    """Start one switch's CLI inside its namespace (or keep the one running); None if the CLI is not
+    installed."""
+    return start_clis([switch]).get(switch.name)
 
 
 def cli_exited(pid: int | None, tries: int = 4) -> bool:

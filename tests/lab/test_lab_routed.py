@@ -101,7 +101,7 @@ def _build(state: LabState) -> None:
             "name": name, "platform": platform, "model": model, "ports_count": 32, "listen": mgmt, "ssh_port": 22,
             "username": "admin", "password_file": str(sdir / "password"), "state_dir": str(sdir), "netns": sws.netns,
             "ports": ports[name], **extra})
-        sws.pid = switches.start_cli(sws, sdir)
+        sws.pid = switches.start_cli(sws)
         save_state(state)
     switches.wait_cli(list(state.switches.values()), 30, directory)
     state.complete = True

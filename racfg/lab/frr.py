@@ -33,13 +33,14 @@ from racfg.lab.switchcli import frrctl
 from racfg.lab.switchcli.routing import RoutingConfig, frr_config
 
 USER = "frr"
-# Kernel settings of a routed switch's namespace: L4 (5-tuple) ECMP hashing, so that the flows
-# between two hosts spread over the spines as a switch ASIC's hash spreads them.
-SYSCTLS = {"net.ipv4.fib_multipath_hash_policy": "1"}
-# Every namespace hashes with the kernel's one default seed, so a spine would pick among its links to a
-# leaf by the same hash that sent the flow to that spine: it sees half the hash space and uses half its
-# links (ECMP polarization, which kept 8 of a 128-host pod's 16 leaf uplinks idle). A switch ASIC seeds
-# its hash per switch; the lab seeds each namespace from the switch's name (kernel 6.11 and later).
+# Kernel settings of a routed switch's namespace: ECMP by a hash of the 5-tuple (source and destination
+# address, protocol, ports: fields 0x37), so that the flows between two hosts spread over the spines as a
+# switch ASIC's hash spreads them. The custom policy (3), not the L4 one (1): policy 1 takes the hash a
+# TCP sender's stack already put on the packet (random per connection, the same at every hop), so each
+# spine would choose among its links to a leaf by the number that chose the spine, and use half of them.
+SYSCTLS = {"net.ipv4.fib_multipath_hash_fields": "0x0037", "net.ipv4.fib_multipath_hash_policy": "3"}
+# Every namespace hashes with the kernel's one default seed, which polarizes the same way; a switch ASIC
+# seeds its hash per switch, and the lab seeds each namespace from the switch's name (kernel 6.11+).
 HASH_SEED = "net.ipv4.fib_multipath_hash_seed"
 
 

@@ -203,11 +203,28 @@ def packets(switch: str, ifname: str, way: str) -> int:
                               check=True).stdout)
 
 
-def udp_flows(src: str, dst: str, count: int) -> None:
-    """``count`` UDP flows (one datagram each, source ports apart) from a host: what L4 ECMP spreads."""
-    script = (f"import socket\nfor p in range({count}):\n s=socket.socket(socket.AF_INET,socket.SOCK_DGRAM)\n"
-              f" s.bind(('', 20000+p)); s.sendto(b'x'*64, ('{dst}', 9)); s.close()\n")
-    subprocess.run(["ip", "netns", "exec", names.netns(SITE, src), "python3", "-c", script], check=True)
+FLOWS = 256  # connections: about 64 per ISL, so an honest hash leaves none under a quarter of that
+SERVER = ("import socket,sys\nl=socket.socket(); l.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)\n"
+          "l.bind(('', 5001)); l.listen(512); print('ready', flush=True)\n"
+          "for _ in range(int(sys.argv[1])):\n c,_=l.accept()\n while c.recv(65536): pass\n c.close()\n")
+
+
+def tcp_flows(src: str, dst: str, address: str, count: int) -> None:
+    """``count`` TCP connections from host ``src`` to ``dst`` (at ``address``), 8 KB each: what L4 ECMP spreads.
+    TCP, not UDP: the sender's stack tags each packet with its connection's hash, which a forwarding kernel
+    reuses at every hop unless it hashes the 5-tuple itself (racfg.lab.frr.SYSCTLS)."""
+    server = subprocess.Popen(["ip", "netns", "exec", names.netns(SITE, dst), "python3", "-c", SERVER, str(count)],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert server.stdout is not None and server.stdout.readline().strip() == "ready"
+        client = (f"import socket\nfor _ in range({count}):\n s=socket.create_connection(('{address}', 5001))\n"
+                  " s.sendall(b'x'*8192); s.close()\n")
+        subprocess.run(["ip", "netns", "exec", names.netns(SITE, src), "python3", "-c", client], check=True,
+                       timeout=60)
+        server.wait(timeout=60)
+    finally:
+        server.kill()
+        server.wait()
 
 
 def test_configured_over_ssh_the_fabric_routes_with_ecmp_and_survives_an_isl_down(fabric_lab):
@@ -234,11 +251,12 @@ def test_configured_over_ssh_the_fabric_routes_with_ecmp_and_survives_an_isl_dow
     uplinks = [f"swp{n}" for n in range(29, 33)]
     sent = {ifname: packets("leaf1", ifname, "tx") for ifname in uplinks}
     taken = {ifname: packets("leaf2", ifname, "rx") for ifname in uplinks}
-    udp_flows("h1", "10.1.2.10", 64)
+    tcp_flows("h1", "h2", "10.1.2.10", FLOWS)
     sent = {ifname: packets("leaf1", ifname, "tx") - n for ifname, n in sent.items()}
     taken = {ifname: packets("leaf2", ifname, "rx") - n for ifname, n in taken.items()}
-    assert all(n >= 5 for n in sent.values()), f"64 flows from h1 should leave over every uplink: {sent}"
-    assert all(n >= 5 for n in taken.values()), f"...and the spines should bring them over every ISL: {taken}"
+    share = sum(taken.values()) / len(taken) / 4  # a quarter of a fair share: 7 standard deviations low
+    assert all(n >= share for n in sent.values()), f"{FLOWS} flows from h1 should leave over every uplink: {sent}"
+    assert all(n >= share for n in taken.values()), f"...and the spines should bring them over every ISL: {taken}"
 
     conn = connect(fabric_lab, "leaf1")
     try:

@@ -128,7 +128,7 @@ def test_the_lab_shapes_a_site_so_smoke_s_largest_load_fits_what_it_carries(inve
 def test_each_routed_switch_hashes_ecmp_with_its_own_seed():
     """One seed for every namespace polarizes a two-tier fabric (tests/lab/test_lab_routed.py shows it)."""
     settings = {name: frr.sysctls(name) for name in ("leaf1", "leaf2", "spine1", "spine2")}
-    assert all(s["net.ipv4.fib_multipath_hash_policy"] == "1" for s in settings.values())
+    assert all(s["net.ipv4.fib_multipath_hash_policy"] == "3" for s in settings.values())
     seeds = {s.get(frr.HASH_SEED) for s in settings.values()}
     assert len(seeds) == 4 and "0" not in seeds and None not in seeds  # this machine's kernel has the setting
     assert frr.sysctls("spine1") == settings["spine1"]  # the same seed on every start

@@ -325,7 +325,6 @@ def _step_switch_cli(b: _Build) -> None:
     pids = switches.start_clis([b.state.switches[name] for name in b.cluster.switches])
     for name, sws in b.state.switches.items():
         sws.pid = pids.get(name)
-        save_state(b.state)
         sdir = switches.switch_dir(b.directory, name)
         lldpd.write_config(sws, sdir, {port: p["ifname"] for port, p in b.ports[name].items()})
         lldpd.start(sws, sdir)

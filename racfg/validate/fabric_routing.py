@@ -1,6 +1,7 @@
 """Checks of a routed leaf-spine fabric, from its routing intent and the switches' facts: the ISLs
 (both ends), the BGP sessions, the prefixes and ECMP paths each leaf has, the spines' share of
-cross-leaf traffic, and each leaf's oversubscription with the uplinks it has left.
+and each leaf's oversubscription with the uplinks it has left (the spread of cross-leaf traffic over
+the spines and uplinks, from counters: racfg.validate.fabric_ecmp).
 
 Pure: facts in (racfg.switches.facts, as every platform's parsers produce them), Results out, so
 validate, drift and smoke call the same judgements and units test them on tables. The intent is the
@@ -20,25 +21,12 @@ from typing import TYPE_CHECKING, Any
 
 from racfg.results.model import Result, Status, expected_actual
 from racfg.switches.facts import BgpFacts, Route, RouteFacts, SwitchFacts
-from racfg.switches.parsers.counters import PortCounters
-from racfg.switches.ports import canonical_port, port_sort_key
+from racfg.switches.ports import canonical_port
 
 if TYPE_CHECKING:
     from racfg.inventory.cluster import Cluster
 
 CATEGORY = "switches"
-# ECMP: a spine is flagged when its share of the cross-leaf bytes is off its fair share (its links over
-# all uplinks) by more than SHARE_TOLERANCE of it: with 2 spines, outside 25%..75% (one spine carrying
-# over three times the other's bytes); a dead spine path (0%) is always flagged. Hashing spreads flows,
-# not bytes: with few flows an honest fabric is uneven (8 flows on 2 paths split 6/2 or worse 29% of the
-# time), so smoke should run 16 flows or more, and only MIN_ECMP_BYTES across the spines is judged.
-SHARE_TOLERANCE = 0.5
-MIN_ECMP_BYTES = 100 * 2**20
-# ECMP within a leaf's uplinks: a link is idle when it moved under IDLE_SHARE of its fair share of one
-# direction's bytes. Hashing leaves an honest link that short only when it drew no flow at all, which
-# hundreds of flows make negligible; a link that no path or no hash choice reaches moves only BGP and
-# LLDP (kilobytes), and a spine that hashes as the leaf did before it idles half its links to each leaf.
-IDLE_SHARE = 0.01
 
 
 @dataclass(frozen=True)
@@ -288,131 +276,7 @@ def check_routes(intent: FabricIntent, routes: Mapping[str, RouteFacts]) -> list
     return results
 
 
-# --- load: ECMP balance and oversubscription --------------------------------------------------------
-
-def _bytes(before: Mapping[str, Mapping[str, PortCounters]], after: Mapping[str, Mapping[str, PortCounters]],
-           switch: str, port: str) -> int | None:
-    old, new = before.get(switch, {}).get(port), after.get(switch, {}).get(port)
-    grown = new.minus(old) if old is not None and new is not None else None
-    return grown.rx_bytes + grown.tx_bytes if grown else None
-
-
-def check_ecmp_balance(intent: FabricIntent, before: Mapping[str, Mapping[str, PortCounters]],
-                       after: Mapping[str, Mapping[str, PortCounters]], tolerance: float = SHARE_TOLERANCE,
-                       min_bytes: int = MIN_ECMP_BYTES) -> list[Result]:
-    """Each spine's share of the bytes the leaves' uplinks moved (in and out) during a measurement,
-    against its fair share (its links over all uplinks); flagged outside fair * (1 -/+ tolerance)."""
-    per_spine: dict[str, int] = {}
-    links: dict[str, int] = {}
-    unread = []
-    for leaf in intent.leaves:
-        for up in leaf.uplinks:
-            moved = _bytes(before, after, leaf.name, up.local_port)
-            links[up.peer_switch] = links.get(up.peer_switch, 0) + 1
-            per_spine[up.peer_switch] = per_spine.get(up.peer_switch, 0) + (moved or 0)
-            if moved is None:
-                unread.append(f"{leaf.name} {up.local_port}")
-    total, total_links = sum(per_spine.values()), sum(links.values())
-    results = []
-    for spine in sorted(per_spine):
-        check = f"fabric/{CATEGORY}/ecmp_share[{spine}]"
-        if unread or total < min_bytes:
-            why = (f"no counters for {', '.join(unread)}" if unread
-                   else f"{total} bytes crossed the spines, under the {min_bytes} a share needs")
-            results.append(Result(target=spine, check=check, category=CATEGORY, status=Status.SKIP, message=why))
-            continue
-        fair, share = links[spine] / total_links, per_spine[spine] / total
-        low, high = fair * (1 - tolerance), min(fair * (1 + tolerance), 1.0)
-        ok = low - 1e-9 <= share <= high + 1e-9
-        word = "more" if share > fair else "less"
-        results.append(Result(
-            target=spine, check=check, category=CATEGORY, status=Status.PASS if ok else Status.FAIL,
-            message=(f"{spine} carried {share:.0%} of the cross-leaf bytes (fair share {fair:.0%})" if ok else
-                     f"{spine} carried much {word} than its share: {share:.0%} of the cross-leaf bytes, "
-                     f"fair {fair:.0%} (flagged outside {low:.0%}..{high:.0%})"),
-            expected=f"{fair:.2f} (within {low:.2f}..{high:.2f})", actual=f"{share:.2f}",
-            fix=None if ok else "check maximum-paths and the routes on every leaf (route_ecmp names a missing "
-                                "path) and the ISLs of the other spines",
-            data={"share": share, "fair": fair, "bytes": per_spine[spine]}))
-    return results
-
-
-def _direction_bytes(before: Mapping[str, Mapping[str, PortCounters]],
-                     after: Mapping[str, Mapping[str, PortCounters]], leaf: LeafIntent) -> dict[str, dict[str, int]]:
-    """Per direction ("in": from the spines, chosen by their hash; "out": to them, by the leaf's), the
-    bytes each uplink of ``leaf`` moved; uplinks without counters are left out."""
-    moved: dict[str, dict[str, int]] = {"in": {}, "out": {}}
-    for up in leaf.uplinks:
-        old, new = before.get(leaf.name, {}).get(up.local_port), after.get(leaf.name, {}).get(up.local_port)
-        if old is not None and new is not None:
-            grown = new.minus(old)
-            moved["in"][up.local_port], moved["out"][up.local_port] = grown.rx_bytes, grown.tx_bytes
-    return moved
-
-
-def _idle_fix(intent: FabricIntent, leaf: LeafIntent, idle: Mapping[str, list[str]],
-              down: frozenset[tuple[str, str]]) -> str:
-    """The one cause an idle pattern points at: an uplink down (here, or another leaf's to the same spine,
-    which leaves that spine no way on), or whose hash or route left the links out."""
-    both = [port for port in idle["in"] if port in idle["out"]]
-    if both:
-        own = [port for port in both if (leaf.name, port) in down]
-        if own:
-            return f"{', '.join(own)} on {leaf.name} is down: bring the ISL back (validate's isl checks say why)"
-        spines = {u.peer_switch for u in leaf.uplinks if u.local_port in both}
-        away = [f"{lf.name} {u.local_port}" for lf in intent.leaves if lf.name != leaf.name for u in lf.uplinks
-                if u.peer_switch in spines and (lf.name, u.local_port) in down]
-        if away:
-            return (f"{', '.join(sorted(spines))} cannot reach the leaf behind {', '.join(away)} (down), so no "
-                    f"cross-leaf traffic takes these healthy links: bring {', '.join(away)} back")
-        return ("no path uses these links in either direction: their ISL or BGP session is down (validate's isl "
-                "and bgp_session checks name which); bring it back")
-    if idle["in"]:
-        return ("the spines never chose these links towards this leaf while the leaf used them all: the spines "
-                "hash each flow as the leaf before them did, so each sees half the hash space and uses half its "
-                "links (ECMP polarization); give every switch its own ECMP hash seed")
-    return ("this leaf's routes to the other leaves leave these uplinks out: check maximum-paths on the leaf "
-            "(validate's route_ecmp names a missing path)")
-
-
-def check_uplink_spread(intent: FabricIntent, before: Mapping[str, Mapping[str, PortCounters]],
-                        after: Mapping[str, Mapping[str, PortCounters]], min_bytes: int = MIN_ECMP_BYTES,
-                        down: frozenset[tuple[str, str]] = frozenset()) -> list[Result]:
-    """ECMP across each leaf's uplinks, per direction: an uplink that moved under IDLE_SHARE of its fair
-    share of a direction's bytes while the others carried them is idle, and the direction names whose
-    choice left it out (``down``: the (leaf, port) the switches said are down). The spines' shares
-    (check_ecmp_balance) cannot see this: a spine using 4 of its 8 links to a leaf still has half the bytes."""
-    results = []
-    for leaf in intent.leaves:
-        moved = _direction_bytes(before, after, leaf)
-        if len(moved["in"]) < len(leaf.uplinks) or sum(moved["in"].values()) + sum(moved["out"].values()) < min_bytes:
-            results.append(_note(leaf.name, "ecmp_links", Status.SKIP,
-                                 f"{leaf.name}: its uplinks' counters were not all read, or under {min_bytes} bytes "
-                                 "crossed them, so their spread was not judged"))
-        elif len(leaf.uplinks) > 1:
-            results.append(_spread_result(intent, leaf, moved, min_bytes, down))
-    return results
-
-
-def _spread_result(intent: FabricIntent, leaf: LeafIntent, moved: Mapping[str, Mapping[str, int]], min_bytes: int,
-                   down: frozenset[tuple[str, str]]) -> Result:
-    idle = {way: [port for port, n in ports.items() if sum(ports.values()) >= min_bytes // 2
-                  and n < IDLE_SHARE * sum(ports.values()) / len(ports)] for way, ports in moved.items()}
-    named = sorted(set(idle["in"]) | set(idle["out"]), key=port_sort_key)
-    expected = f"every uplink over {IDLE_SHARE:.0%} of its fair share, each way"
-    if not named:
-        return Result(target=leaf.name, check=f"{leaf.name}/{CATEGORY}/ecmp_links", category=CATEGORY,
-                      status=Status.PASS, expected=expected, actual=f"all {len(leaf.uplinks)} carried",
-                      message=f"{leaf.name}: all {len(leaf.uplinks)} uplinks carried cross-leaf bytes both ways",
-                      data={"idle": idle, "bytes": moved})
-    ways = " and ".join(f"{len(idle[w])} {'from' if w == 'in' else 'to'} the spines" for w in ("in", "out") if idle[w])
-    return Result(target=leaf.name, check=f"{leaf.name}/{CATEGORY}/ecmp_links", category=CATEGORY,
-                  status=Status.FAIL, expected=expected,
-                  actual=f"{len(named)} of {len(leaf.uplinks)} idle: {', '.join(named)}",
-                  message=(f"{leaf.name}: {len(named)} of its {len(leaf.uplinks)} uplinks moved under "
-                           f"{IDLE_SHARE:.0%} of their share of the cross-leaf bytes ({ways}): {', '.join(named)}"),
-                  fix=_idle_fix(intent, leaf, idle, down), data={"idle": idle, "bytes": moved})
-
+# --- load: oversubscription ------------------------------------------------------------------------
 
 def check_oversubscription(intent: FabricIntent, facts: Mapping[str, SwitchFacts],
                            rates: Mapping[tuple[str, str], float] | None = None) -> list[Result]:

@@ -16,6 +16,7 @@ from racfg.results import Status
 from racfg.switches.facts import BgpFacts, BgpPeer, LldpNeighbor, PfcFacts, PortFacts, RouteFacts, SwitchFacts
 from racfg.switches.parsers import eos, frr, onyx
 from racfg.switches.parsers.counters import PortCounters
+from racfg.validate import fabric_ecmp as ecmp
 from racfg.validate import fabric_routing as fr
 from racfg.validate.fabric_routing import FabricIntent, LeafIntent, Uplink
 
@@ -300,7 +301,7 @@ def counters(shares: dict[str, float], total: int = 10 * GB) -> tuple[dict, dict
     ({"spine1": 1.0, "spine2": 0.0}, {"spine1": Status.FAIL, "spine2": Status.FAIL}),
 ])
 def test_ecmp_balance(shares, statuses):
-    results = fr.check_ecmp_balance(SITE, *counters(shares))
+    results = ecmp.check_ecmp_balance(SITE, *counters(shares))
     assert {r.target: r.status for r in results} == statuses
     assert by_id(results)["fabric/switches/ecmp_share[spine1]"].actual == f"{shares['spine1']:.2f}"
     if statuses["spine1"] is Status.FAIL:
@@ -309,11 +310,11 @@ def test_ecmp_balance(shares, statuses):
 
 
 def test_ecmp_balance_needs_traffic_and_counters():
-    few = fr.check_ecmp_balance(SITE, *counters({"spine1": 1.0, "spine2": 0.0}, total=1000))
+    few = ecmp.check_ecmp_balance(SITE, *counters({"spine1": 1.0, "spine2": 0.0}, total=1000))
     assert {r.status for r in few} == {Status.SKIP} and "under the" in few[0].message
     before, after = counters({"spine1": 0.5, "spine2": 0.5})
     del after["leaf2"]["1/32"]
-    assert {r.message for r in fr.check_ecmp_balance(SITE, before, after)} == {"no counters for leaf2 1/32"}
+    assert {r.message for r in ecmp.check_ecmp_balance(SITE, before, after)} == {"no counters for leaf2 1/32"}
 
 
 @pytest.mark.parametrize(("host_gbps", "down", "rates", "status", "ratio"), [
@@ -384,7 +385,7 @@ def spread(shares: dict[str, tuple[float, float]], total: int = 4 * GB) -> tuple
     ({"1/31": (0.0, 0.0)}, ["1/31"], ["1/31"], "ISL or BGP session is down"),  # no path in either direction
 ])
 def test_uplink_spread(shares, idle_in, idle_out, fix):
-    results = by_id(fr.check_uplink_spread(BUNDLED, *spread(shares)))
+    results = by_id(ecmp.check_uplink_spread(BUNDLED, *spread(shares)))
     assert set(results) == {"leaf1/switches/ecmp_links", "leaf2/switches/ecmp_links"}
     r = results["leaf1/switches/ecmp_links"]
     assert r.data["idle"] == {"in": idle_in, "out": idle_out}
@@ -396,14 +397,15 @@ def test_uplink_spread(shares, idle_in, idle_out, fix):
 
 
 def test_uplink_spread_needs_traffic_and_every_counter():
-    few = fr.check_uplink_spread(BUNDLED, *spread({"1/29": (0.0, 0.0)}, total=1000))
+    few = ecmp.check_uplink_spread(BUNDLED, *spread({"1/29": (0.0, 0.0)}, total=1000))
     assert {r.status for r in few} == {Status.SKIP}
     before, after = spread({})
     del after["leaf2"]["1/32"]
-    results = by_id(fr.check_uplink_spread(BUNDLED, before, after))
+    results = by_id(ecmp.check_uplink_spread(BUNDLED, before, after))
     assert results["leaf2/switches/ecmp_links"].status is Status.SKIP
     assert results["leaf1/switches/ecmp_links"].status is Status.PASS
     # one uplink per spine: a leaf still spreads over both
-    assert {r.status for r in fr.check_uplink_spread(SITE, *counters({"spine1": 0.5, "spine2": 0.5}))} == {Status.PASS}
-    lost = fr.check_uplink_spread(SITE, *counters({"spine1": 1.0, "spine2": 0.0}))
+    even = ecmp.check_uplink_spread(SITE, *counters({"spine1": 0.5, "spine2": 0.5}))
+    assert {r.status for r in even} == {Status.PASS}
+    lost = ecmp.check_uplink_spread(SITE, *counters({"spine1": 1.0, "spine2": 0.0}))
     assert {r.actual for r in lost} == {"1 of 2 idle: 1/32"} and "ISL or BGP session is down" in lost[0].fix

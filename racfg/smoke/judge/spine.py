@@ -15,7 +15,7 @@ from racfg.smoke.plan import SmokePlan
 from racfg.smoke.probes import Snapshot, StepProbe
 from racfg.smoke.units import pct, rate_text
 from racfg.switches.parsers.counters import PortCounters
-from racfg.validate.fabric_routing import check_ecmp_balance, check_uplink_spread
+from racfg.validate.fabric_ecmp import check_ecmp_balance, check_uplink_spread
 
 
 def spine_tier_result(plan: SmokePlan, steps: Sequence[StepMeasurement], budget_bits: float) -> Result | None:

@@ -9,6 +9,7 @@ and ``<leaf>/switches/ecmp_links``.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 from racfg.results.model import Result, Status
 from racfg.switches.parsers.counters import PortCounters
@@ -29,15 +30,16 @@ MIN_ECMP_BYTES = 100 * 2**20
 IDLE_SHARE = 0.01
 
 
-def _bytes(before: Mapping[str, Mapping[str, PortCounters]], after: Mapping[str, Mapping[str, PortCounters]],
-           switch: str, port: str) -> int | None:
+Counters = Mapping[str, Mapping[str, PortCounters]]
+
+
+def _growth(before: Counters, after: Counters, switch: str, port: str) -> PortCounters | None:
+    """What a port's counters grew by during the measurement; None where either read lacks it."""
     old, new = before.get(switch, {}).get(port), after.get(switch, {}).get(port)
-    grown = new.minus(old) if old is not None and new is not None else None
-    return grown.rx_bytes + grown.tx_bytes if grown else None
+    return new.minus(old) if old is not None and new is not None else None
 
 
-def check_ecmp_balance(intent: FabricIntent, before: Mapping[str, Mapping[str, PortCounters]],
-                       after: Mapping[str, Mapping[str, PortCounters]], tolerance: float = SHARE_TOLERANCE,
+def check_ecmp_balance(intent: FabricIntent, before: Counters, after: Counters, tolerance: float = SHARE_TOLERANCE,
                        min_bytes: int = MIN_ECMP_BYTES) -> list[Result]:
     """Each spine's share of the bytes the leaves' uplinks moved (in and out) during a measurement,
     against its fair share (its links over all uplinks); flagged outside fair * (1 -/+ tolerance)."""
@@ -46,7 +48,8 @@ def check_ecmp_balance(intent: FabricIntent, before: Mapping[str, Mapping[str, P
     unread = []
     for leaf in intent.leaves:
         for up in leaf.uplinks:
-            moved = _bytes(before, after, leaf.name, up.local_port)
+            grown = _growth(before, after, leaf.name, up.local_port)
+            moved = grown.rx_bytes + grown.tx_bytes if grown else None
             links[up.peer_switch] = links.get(up.peer_switch, 0) + 1
             per_spine[up.peer_switch] = per_spine.get(up.peer_switch, 0) + (moved or 0)
             if moved is None:
@@ -76,15 +79,13 @@ def check_ecmp_balance(intent: FabricIntent, before: Mapping[str, Mapping[str, P
     return results
 
 
-def _direction_bytes(before: Mapping[str, Mapping[str, PortCounters]],
-                     after: Mapping[str, Mapping[str, PortCounters]], leaf: LeafIntent) -> dict[str, dict[str, int]]:
+def _direction_bytes(before: Counters, after: Counters, leaf: LeafIntent) -> dict[str, dict[str, int]]:
     """Per direction ("in": from the spines, chosen by their hash; "out": to them, by the leaf's), the
     bytes each uplink of ``leaf`` moved; uplinks without counters are left out."""
     moved: dict[str, dict[str, int]] = {"in": {}, "out": {}}
     for up in leaf.uplinks:
-        old, new = before.get(leaf.name, {}).get(up.local_port), after.get(leaf.name, {}).get(up.local_port)
-        if old is not None and new is not None:
-            grown = new.minus(old)
+        grown = _growth(before, after, leaf.name, up.local_port)
+        if grown is not None:
             moved["in"][up.local_port], moved["out"][up.local_port] = grown.rx_bytes, grown.tx_bytes
     return moved
 
@@ -114,8 +115,7 @@ def _idle_fix(intent: FabricIntent, leaf: LeafIntent, idle: Mapping[str, list[st
             "(validate's route_ecmp names a missing path)")
 
 
-def check_uplink_spread(intent: FabricIntent, before: Mapping[str, Mapping[str, PortCounters]],
-                        after: Mapping[str, Mapping[str, PortCounters]], min_bytes: int = MIN_ECMP_BYTES,
+def check_uplink_spread(intent: FabricIntent, before: Counters, after: Counters, min_bytes: int = MIN_ECMP_BYTES,
                         down: frozenset[tuple[str, str]] = frozenset()) -> list[Result]:
     """ECMP across each leaf's uplinks, per direction: an uplink that moved under IDLE_SHARE of its fair
     share of a direction's bytes while the others carried them is idle, and the direction names whose
@@ -125,30 +125,33 @@ def check_uplink_spread(intent: FabricIntent, before: Mapping[str, Mapping[str, 
     for leaf in intent.leaves:
         moved = _direction_bytes(before, after, leaf)
         if len(moved["in"]) < len(leaf.uplinks) or sum(moved["in"].values()) + sum(moved["out"].values()) < min_bytes:
-            results.append(Result(target=leaf.name, check=f"{leaf.name}/{CATEGORY}/ecmp_links", category=CATEGORY,
-                                  status=Status.SKIP,
-                                  message=f"{leaf.name}: its uplinks' counters were not all read, or under {min_bytes} "
-                                          "bytes crossed them, so their spread was not judged"))
+            results.append(_links_result(leaf, Status.SKIP, f"{leaf.name}: its uplinks' counters were not all read, "
+                                         f"or under {min_bytes} bytes crossed them, so their spread was not judged"))
         elif len(leaf.uplinks) > 1:
             results.append(_spread_result(intent, leaf, moved, min_bytes, down))
     return results
 
 
+def _links_result(leaf: LeafIntent, status: Status, message: str, **fields: Any) -> Result:
+    return Result(target=leaf.name, check=f"{leaf.name}/{CATEGORY}/ecmp_links", category=CATEGORY, status=status,
+                  message=message, **fields)
+
+
 def _spread_result(intent: FabricIntent, leaf: LeafIntent, moved: Mapping[str, Mapping[str, int]], min_bytes: int,
                    down: frozenset[tuple[str, str]]) -> Result:
-    idle = {way: [port for port, n in ports.items() if sum(ports.values()) >= min_bytes // 2
-                  and n < IDLE_SHARE * sum(ports.values()) / len(ports)] for way, ports in moved.items()}
+    idle: dict[str, list[str]] = {}
+    for way, ports in moved.items():
+        total = sum(ports.values())
+        idle[way] = [port for port, n in ports.items()
+                     if total >= min_bytes // 2 and n < IDLE_SHARE * total / len(ports)]
     named = sorted(set(idle["in"]) | set(idle["out"]), key=port_sort_key)
     expected = f"every uplink over {IDLE_SHARE:.0%} of its fair share, each way"
+    data = {"idle": idle, "bytes": moved}
     if not named:
-        return Result(target=leaf.name, check=f"{leaf.name}/{CATEGORY}/ecmp_links", category=CATEGORY,
-                      status=Status.PASS, expected=expected, actual=f"all {len(leaf.uplinks)} carried",
-                      message=f"{leaf.name}: all {len(leaf.uplinks)} uplinks carried cross-leaf bytes both ways",
-                      data={"idle": idle, "bytes": moved})
+        return _links_result(leaf, Status.PASS, f"{leaf.name}: all {len(leaf.uplinks)} uplinks carried cross-leaf "
+                             "bytes both ways", expected=expected, actual=f"all {len(leaf.uplinks)} carried", data=data)
     ways = " and ".join(f"{len(idle[w])} {'from' if w == 'in' else 'to'} the spines" for w in ("in", "out") if idle[w])
-    return Result(target=leaf.name, check=f"{leaf.name}/{CATEGORY}/ecmp_links", category=CATEGORY,
-                  status=Status.FAIL, expected=expected,
-                  actual=f"{len(named)} of {len(leaf.uplinks)} idle: {', '.join(named)}",
-                  message=(f"{leaf.name}: {len(named)} of its {len(leaf.uplinks)} uplinks moved under "
-                           f"{IDLE_SHARE:.0%} of their share of the cross-leaf bytes ({ways}): {', '.join(named)}"),
-                  fix=_idle_fix(intent, leaf, idle, down), data={"idle": idle, "bytes": moved})
+    return _links_result(leaf, Status.FAIL, f"{leaf.name}: {len(named)} of its {len(leaf.uplinks)} uplinks moved "
+                         f"under {IDLE_SHARE:.0%} of their share of the cross-leaf bytes ({ways}): {', '.join(named)}",
+                         expected=expected, actual=f"{len(named)} of {len(leaf.uplinks)} idle: {', '.join(named)}",
+                         fix=_idle_fix(intent, leaf, idle, down), data=data)

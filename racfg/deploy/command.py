@@ -50,8 +50,16 @@ class DeployOptions(Selection):
     # run renders its own into its record.
     rendered: Path | None = None
     # drift's config layer (with tags racfg_read): the probes also return the files they would
-    # write as diffs, and the run's racfg_would_change facts land in DeployOutcome.would_change.
+    # write as diffs, and the plays' verdicts land in DeployOutcome.would_change and not_read.
     config_read: bool = False
+
+
+def records_baseline(options: DeployOptions) -> bool:
+    """Whether a successful run records the baseline: a full run only (every host, every role, not
+    --check). A run limited to some hosts or roles leaves the rest as the last full run found them,
+    so its picture is not the site's good state."""
+    return (not options.check and options.baseline and not options.limit and not options.tags
+            and not options.skip_tags)
 
 
 @dataclass
@@ -138,7 +146,7 @@ def run_deploy(cluster: Cluster, options: DeployOptions, title: str = "deploy",
         if overrides.active:
             record.write_json("connection.json", {"provider": overrides.provider,
                                                   "substitutions": list(overrides.substitutions)})
-        wants_baseline = not options.check and options.baseline and not options.limit
+        wants_baseline = records_baseline(options)
         # The common role's probe reads each host's baseline document at the start of the run
         # (racfg_read_host_facts); if the run changes nothing, that is the state it leaves, and the
         # baseline needs no facts play after it (see record_baseline).

@@ -5,13 +5,14 @@ host, most of them skipped), each a worker process per host on the controller, a
 roles' own reads already knew that nothing had to change (issue 40: a no-change deploy within 3x
 of validate). So a plain deploy runs in two passes:
 
-1. **read**: site.yml with ``--tags racfg_read,racfg_report``: the roles' reads and decisions
-   (the common role's probe, the fabric role's checks, the drives' probe), the checks and reports
-   a converged run still makes (a required GPU missing, a drive that would be refused, what a role
-   leaves alone and why), and one task per play that says what the reads found different
-   (``racfg_would_change``) and which roles' work they do not compare here (``racfg_not_read``:
-   the GPU driver where there are GPUs, the array mount, Weka, MLNX_OFED, IPoIB). Beside it each
-   switch in scope is read once (racfg.deploy.switch_read) and planned without a second login.
+1. **read**: site.yml with ``--tags racfg_read``: the roles' reads and the decisions they feed
+   (the common role's probe, the drives' probe), then one task per play, its verdict
+   (racfg.playbook.events): per role what the reads found different, which roles' work they do
+   not compare here (the GPU driver where there are GPUs, the array mount, Weka, MLNX_OFED,
+   IPoIB), what the roles leave alone and why (a converged run still reports it), and what they
+   refuse (a required GPU missing, a drive that would be refused, a data NIC that is the
+   management interface: the verdict fails with it). Beside it each switch in scope is read once
+   (racfg.deploy.switch_read) and planned without a second login.
 2. **apply**: site.yml as before, limited to the hosts and switches with something to do; when a
    switch changes, every host read cleanly runs too (the fabric role's jumbo-frame check follows
    a switch change). Nothing to do: no second pass, and the read's facts are the baseline's.
@@ -34,10 +35,9 @@ from racfg.playbook import RUNNER_IDENT, HostProgress, Playbook, PlaybookTracker
 if TYPE_CHECKING:
     from racfg.switches import ApplyResult
 
-# site.yml's tags: the roles' reads and decisions (drift's config layer runs these alone), and
-# what a converged run still checks and reports.
+# site.yml's tag of the roles' reads and decisions and of the plays' verdicts (a deploy's read
+# pass and drift's config layer run these alone).
 READ_TAG = "racfg_read"
-REPORT_TAG = "racfg_report"
 APPLY_IDENT = "ansible-apply"  # the apply pass's artifacts/<ident>/ in the run record
 
 # How a pass is run: the playbook to run and a label for its progress -> (its tracker, interrupted).
@@ -55,7 +55,7 @@ def read_then_apply(cluster: Cluster, selection: Selection, make: MakePlaybook, 
                     overrides: ConnectionOverrides, run_pass: RunPass,
                     ) -> tuple[PlaybookTracker, bool, Playbook]:
     """The two passes; (the deploy's tracker, interrupted, the last pass's playbook)."""
-    reading = make(replace(selection, tags=f"{READ_TAG},{REPORT_TAG}"), RUNNER_IDENT, {})
+    reading = make(replace(selection, tags=READ_TAG), RUNNER_IDENT, {})
     with ThreadPoolExecutor(max_workers=1) as pool:
         switches_read = pool.submit(read_switches, cluster, in_scope, overrides)
         read, interrupted = run_pass(reading, "reading")

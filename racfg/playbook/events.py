@@ -16,6 +16,8 @@ from typing import Any
 
 from racfg.ansible_errors import AnsibleError, ansible_errors
 
+# The key of a play's verdict in its debug message (playbooks/tasks/verdict.yml)
+VERDICT = "racfg_verdict"
 # The per-host counts of a playbook_on_stats event (the play recap), by the names racfg gives them
 RECAP_COUNTS = {"ok": "ok", "changed": "changed", "failures": "failed", "dark": "unreachable", "skipped": "skipped"}
 
@@ -85,7 +87,7 @@ class PlaybookTracker:
         self.host_facts: dict[str, dict[str, Any]] = {}
         # each unchanged switch's facts, as the switch role's racfg_switch task read them
         self.switch_facts: dict[str, dict[str, Any]] = {}
-        # per host, role -> what the roles' reads found different (site.yml's racfg_read tasks), and
+        # per host, role -> what the roles' reads found different (the plays' verdicts, site.yml), and
         # the roles whose work on the host those reads do not compare (they must run to know)
         self.would_change: dict[str, dict[str, list[str]]] = {}
         self.not_read: dict[str, list[str]] = {}
@@ -170,11 +172,7 @@ class PlaybookTracker:
                 self.host_facts[name] = res["racfg_host_facts"]
             if isinstance(res.get("racfg_switch_facts"), dict):
                 self.switch_facts[name] = res["racfg_switch_facts"]
-            facts = res.get("ansible_facts") or {}
-            if isinstance(facts.get("racfg_would_change"), dict):
-                self.would_change[name] = facts["racfg_would_change"]
-            if isinstance(facts.get("racfg_not_read"), list):
-                self.not_read[name] = facts["racfg_not_read"]
+            self._verdict(name, progress, res)
         elif kind == "runner_on_skipped":
             progress.skipped += 1
         elif kind == "runner_on_failed":
@@ -182,14 +180,34 @@ class PlaybookTracker:
                 progress.ok += 1
                 return
             progress.failed += 1
-            message = _message(res)
-            progress.problems.append(f"{task}: {message}")
-            self._say(f"  FAILED: [{name}] {task}: {message}")
+            # a verdict's refusals are each its role's, as the role's own check would have failed
+            for problem in self._verdict(name, progress, res) or [f"{task}: {_message(res)}"]:
+                progress.problems.append(problem)
+                self._say(f"  FAILED: [{name}] {problem}")
         elif kind == "runner_on_unreachable":
             progress.unreachable += 1
             message = _message(res)
             progress.problems.append(f"unreachable: {message}")
             self._say(f"  UNREACHABLE: [{name}] {message}")
+
+    def _verdict(self, name: str, progress: HostProgress, res: dict[str, Any]) -> list[str]:
+        """Fold a play's verdict (playbooks/tasks/verdict.yml: per role of the play, what its reads found)
+        into the host's: what each role would change, whether its read cannot tell (not_read), what it
+        leaves alone. Returns what the roles refuse, each "role: why" (empty: nothing)."""
+        msg = res.get("msg")
+        verdict = msg.get(VERDICT) if isinstance(msg, dict) else None
+        if not isinstance(verdict, dict):
+            return []
+        refused = [f"{role}: {line}" for role, found in verdict.items() for line in found.get("refused") or []]
+        for role, found in verdict.items():
+            if not refused:  # a host its roles refuse has no plan: the refusal is what it says
+                self.would_change.setdefault(name, {})[role] = list(found.get("would_change") or [])
+            if found.get("not_read"):
+                self.not_read[name] = [*self.not_read.get(name, []), role]
+            progress.skips += [{"role": role, "reason": reason}
+                               for reason in skip_reasons({"msg": list(found.get("left_alone") or [])})]
+        self.not_read.setdefault(name, [])
+        return refused
 
     def _diff(self, host: str, task: str, res: dict[str, Any]) -> None:
         diff = res.get("diff")

@@ -70,12 +70,19 @@ def ofed_vars(cluster: Cluster) -> dict[str, Any] | None:
     return out
 
 
+# The hosts' Python: every supported OS (DGX OS, Ubuntu, Debian) has it there. Named rather than
+# discovered: discovery costs each host one more SSH command on every run (issue 40); a host whose
+# Python lives elsewhere sets ansible_python_interpreter in its inventory ``vars``.
+HOST_PYTHON = "/usr/bin/python3"
+
+
 def host_vars(cluster: Cluster, host: ClusterHost) -> dict[str, Any]:
     """Connection and per-host variables (host_vars/<host>.yml)."""
     out: dict[str, Any] = {
         "ansible_host": str(host.mgmt),
         "ansible_user": host.ssh_user,
         "ansible_port": host.ssh_port,
+        "ansible_python_interpreter": HOST_PYTHON,
     }
     if host.ssh_key:
         out["ansible_ssh_private_key_file"] = host.ssh_key

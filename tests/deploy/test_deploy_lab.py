@@ -129,6 +129,18 @@ def test_fresh_lab_converges_then_changes_nothing(lab: LabHandle, state_dir: Pat
     assert (record / "artifacts" / "ansible-apply" / "stdout").is_file()
     assert not (second_record / "artifacts" / "ansible-apply").exists()
     assert json.loads((baseline / "hosts" / "dgx01.json").read_text()) == facts
+    # Issue 40: on the re-run a converged host ran its one read (the storage hosts' drives read
+    # theirs in the same module run that compares their scheduler, rule and record), the shared
+    # facts' derivation, and one verdict per play: no report, check or include task of its own.
+    verdict = "Say what a deploy would change, leave alone or refuse on this host"
+    common = ["common : Read the host's state that this role manages",
+              "common : Derive the shared racfg facts; decide whether chronyd may set the clock, cpufreq, and the "
+              "kernel parameters", verdict]
+    drives = ("nvme_storage : Read the declared drives, find those Weka owns, and compare their scheduler, udev rule "
+              "and record")
+    ran = host_tasks(second_record)
+    assert ran["dgx01"] == [*common, verdict, verdict], ran["dgx01"]  # the base play, the GPU play, the Weka play
+    assert ran["stor01"] == [*common, drives, verdict, verdict], ran["stor01"]
 
 
 def test_check_plans_a_drift_without_changing_it_and_deploy_repairs_it(lab: LabHandle, state_dir: Path):
@@ -183,13 +195,29 @@ def task_starts(record: Path) -> list[tuple[int, str, str]]:
     return sorted(starts)
 
 
+def host_tasks(record: Path) -> dict[str, list[str]]:
+    """Per host, the "role : task" of every task that ran or was skipped there, in the order run."""
+    results = []
+    for path in record.glob("artifacts/ansible/job_events/*.json"):
+        event = json.loads(path.read_text())
+        data = event.get("event_data") or {}
+        if event.get("event") in ("runner_on_ok", "runner_on_skipped", "runner_on_failed") and "host" in data:
+            task = f"{data['role']} : {data['task']}" if data.get("role") else data["task"]
+            results.append((int(event.get("counter", 0)), data["host"], task))
+    out: dict[str, list[str]] = {}
+    for _, host, task in sorted(results):
+        out.setdefault(host, []).append(task)
+    return out
+
+
 def recorded_events(record: Path) -> set[str]:
     return {json.loads(p.read_text()).get("event", "") for p in record.glob("artifacts/ansible/job_events/*.json")}
 
 
 def test_interrupt_keeps_record_and_releases_lock(lab: LabHandle, state_dir: Path):
-    """SIGINT when the fabric role starts (a known point, seen in the run's own events) stops the
-    play there: later roles never start, no recap is played, exit 3, record kept, lock free."""
+    """SIGINT when the common role starts (a known point, seen in the run's own events: the read
+    pass's first task) stops the play there: later roles never start, no recap is played, exit 3,
+    record kept, lock free."""
     runs = state_dir / "runs"
     earlier = set(runs.iterdir())
     proc = subprocess.Popen([sys.executable, "-m", "racfg", "deploy", str(INVENTORY), "--yes", "--format", "json"],
@@ -199,10 +227,10 @@ def test_interrupt_keeps_record_and_releases_lock(lab: LabHandle, state_dir: Pat
         record: Path | None = None
         while time.monotonic() < deadline and proc.poll() is None:
             record = next(iter(set(runs.iterdir()) - earlier), None)
-            if record is not None and any(role == "fabric" for _, role, _ in task_starts(record)):
+            if record is not None and any(role == "common" for _, role, _ in task_starts(record)):
                 break
             time.sleep(0.1)
-        assert record is not None and proc.poll() is None, "the deploy did not reach the fabric role"
+        assert record is not None and proc.poll() is None, "the deploy did not reach the common role"
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=120)
     finally:
@@ -214,7 +242,7 @@ def test_interrupt_keeps_record_and_releases_lock(lab: LabHandle, state_dir: Pat
     assert document["interrupted"] is True and Path(document["run"]) == record
     assert (record / "results.json").is_file() and (record / "artifacts" / "ansible" / "stdout").is_file()
     roles = {role for _, role, _ in task_starts(record)}
-    assert "fabric" in roles and not roles & {"nvme_storage", "weka"}, roles  # stopped, not played on
+    assert "common" in roles and not roles & {"nvme_storage", "weka"}, roles  # stopped, not played on
     assert "playbook_on_stats" not in recorded_events(record)
     # The lock is free again: the next deploy runs (and converges whatever the interrupt left).
     again = deploy(state_dir, "--format", "json")

@@ -89,3 +89,19 @@ def test_the_apply_pass_keeps_the_read_of_hosts_it_did_not_play():
     both = read.then(applied)
     assert {n: h.changed for n, h in both.hosts.items()} == {"dgx01": 0, "dgx02": 2}
     assert both.host_facts == read.host_facts and both.not_read == {"dgx02": ["gpu"]} and both.stats_seen
+
+
+@pytest.mark.parametrize(("options", "records"), [
+    ({}, True),
+    ({"limit": "dgx01"}, False),
+    ({"tags": "fabric"}, False),
+    ({"skip_tags": "weka"}, False),
+    ({"check": True}, False),
+    ({"baseline": False}, False),
+])
+def test_only_a_full_run_records_the_baseline(options: dict, records: bool) -> None:
+    """The baseline is the site's last good state: a run limited to some hosts or roles leaves the
+    rest as they were, so it records none (the help says "a successful full run")."""
+    from racfg.deploy.command import DeployOptions, records_baseline
+
+    assert records_baseline(DeployOptions(**options)) is records

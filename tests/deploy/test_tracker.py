@@ -46,6 +46,35 @@ def test_tracker_counts_and_problems():
     assert t.diffs and "-mtu 1500" in t.diffs[0].text and "+mtu 9000" in t.diffs[0].text
 
 
+def verdict(**roles: dict) -> dict[str, object]:
+    """A play's verdict as playbooks/tasks/verdict.yml prints it: per role, what its reads found."""
+    empty = {"would_change": [], "not_read": False, "left_alone": [], "refused": []}
+    return {"msg": {"racfg_verdict": {role: {**empty, **found} for role, found in roles.items()}}}
+
+
+def test_the_plays_verdicts_fold_into_one_per_host() -> None:
+    """site.yml's read pass: each play's verdict adds its roles' would-change, not-read, left-alone
+    and refused entries to the host's; a verdict that refuses fails the host with what and by which
+    role, and its "skipped:" lines are the host's skips by role."""
+    t = PlaybookTracker()
+    task = "Say what a deploy would change, leave alone or refuse on this host"
+    t.handle(ev("runner_on_ok", host="dgx01", task=task, res=verdict(
+        common={"left_alone": ["skipped: no cpufreq on this host"]},
+        fabric={"would_change": ["file /etc/x content"], "not_read": True}, ofed={})))
+    t.handle(ev("runner_on_ok", host="dgx01", task=task, res=verdict(gpu={"not_read": True}, nfs_client={})))
+    t.handle(ev("runner_on_failed", host="dgx02", task=task, res={**verdict(
+        gpu={"refused": ["Expected: 8 NVIDIA GPUs Actual: none on the PCI bus"]},
+        nfs_client={"would_change": ["mount"]}), "failed": True}))
+    t.handle(ev("runner_on_ok", host="dgx03", task="a debug", res={"msg": {"other": 1}}))
+    assert t.would_change == {"dgx01": {"common": [], "fabric": ["file /etc/x content"], "ofed": [], "gpu": [],
+                                        "nfs_client": []}}  # a refused host has no plan
+    assert t.not_read == {"dgx01": ["fabric", "gpu"], "dgx02": []}
+    assert t.hosts["dgx01"].skips == [{"role": "common", "reason": "no cpufreq on this host"}]
+    assert t.hosts["dgx01"].failed == 0 and t.hosts["dgx02"].failed == 1
+    assert t.hosts["dgx02"].problems == ["gpu: Expected: 8 NVIDIA GPUs Actual: none on the PCI bus"]
+    assert "dgx03" not in t.would_change  # a message that is no verdict says nothing of the reads
+
+
 def test_stats_event_is_authoritative():
     t = PlaybookTracker()
     t.handle(ev("runner_on_ok", host="dgx01", task="a", res={"changed": False}))

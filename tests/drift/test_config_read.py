@@ -4,8 +4,9 @@ read without a login; what the reads do not compare is skipped with its reason, 
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
+
+import yaml
 
 from racfg.deploy.switch_read import SwitchesRead
 from racfg.drift.config import NOT_READ, _read_results, not_read, switch_plans
@@ -78,8 +79,16 @@ def test_what_the_reads_left_to_a_run_of_the_role_is_skipped_with_its_reason():
 
 
 def test_every_role_the_reads_can_leave_is_named_with_what_it_leaves():
-    """The roles site.yml's racfg_not_read facts name (its post_tasks), each with a sentence."""
-    site = (ROOT / "playbooks" / "site.yml").read_text()
-    named = set(re.findall(r"\['(\w+)'\]", site.split("racfg_not_read", 1)[1]))
+    """The roles whose verdict (playbooks/tasks/verdict.yml, each role's <role>_verdict) can say that the
+    read cannot tell (not_read), each with a sentence; every role of site.yml has a verdict."""
+    plays = yaml.safe_load((ROOT / "playbooks" / "site.yml").read_text())
+    roles = [role for play in plays for task in play.get("post_tasks") or []
+             for role in task["vars"]["racfg_verdict_roles"]]
+    host_roles = [r["role"] for play in plays for r in play.get("roles") or [] if r["role"] != "switch"]
+    assert sorted(roles) == sorted(host_roles)
+    verdicts = {role: yaml.safe_load((ROOT / "roles" / role / "vars" / "main.yml").read_text())[f"{role}_verdict"]
+                for role in roles}
+    named = {role for role, v in verdicts.items()
+             if (v["not_read"] is not False if isinstance(v, dict) else "'not_read': false" not in v)}
     assert named == set(NOT_READ) == {"gpu", "nfs_client", "weka", "ofed", "fabric"}
     assert all(NOT_READ.values())

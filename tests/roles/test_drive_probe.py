@@ -85,3 +85,77 @@ def test_lsblk_answer_is_summarised() -> None:
     assert probe.parse_lsblk(text) == {"kname": "nvme0n1", "size_bytes": 3840755982336,
                                        "model": "Micron_9200_MTFDHAL3T8TCT", "serial": "18201C2D",
                                        "mounts": ["/data"], "partitions": ["nvme0n1p1"]}
+
+
+def read(path: str, kname: str, weka: str = "", model: str = "M", serial: str = "S") -> dict:
+    return {"path": path, "kname": kname, "weka": weka, "model": model, "serial": serial, "size_bytes": 2**30}
+
+
+def test_the_drives_record_is_what_to_nice_json_wrote_before_the_probe_made_it() -> None:
+    """A record written by the role before this module made it must compare equal: else every
+    converged storage host would rewrite it once."""
+    from ansible.plugins.filter.core import to_nice_json
+
+    drives = [read("/dev/nvme0n1", "nvme0n1"), read("/dev/nvme1n1", "nvme1n1", weka="in the Weka cluster's drive list")]
+    rows = [{"path": d["path"], "model": d["model"], "serial": d["serial"], "size_bytes": d["size_bytes"],
+             "owner": "weka" if d["weka"] else None} for d in drives]
+    assert probe.drives_record(drives) == to_nice_json(rows)
+    assert '"owner": "weka"' in probe.drives_record(drives) and '"owner": null' in probe.drives_record(drives)
+
+
+@pytest.fixture
+def converged(tmp_path: Path) -> tuple[dict, list[dict]]:
+    """A host whose free drive runs the wanted scheduler, with the rule and record in place."""
+    drives = [read("/dev/nvme0n1", "nvme0n1"), read("/dev/nvme1n1", "nvme1n1", weka="carries a Weka partition")]
+    (tmp_path / "rules.d").mkdir()
+    rule = tmp_path / "rules.d" / "60-sched.rules"
+    rule.write_text("ACTION==add\n")
+    record = tmp_path / "drives.json"
+    record.write_text(probe.drives_record(drives))
+    spec = {"scheduler": "none", "record": {"path": str(record)},
+            "files": [{"path": str(rule), "content": "ACTION==add\n"}],
+            "directories": [{"path": str(tmp_path / "rules.d")}], "diffs": True}
+    return spec, drives
+
+
+def sysfs(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, schedulers: dict[str, str]) -> None:
+    """Point the module's /sys/block at files under tmp_path holding each drive's scheduler line."""
+    for kname, line in schedulers.items():
+        (tmp_path / "sys" / kname / "queue").mkdir(parents=True)
+        (tmp_path / "sys" / kname / "queue" / "scheduler").write_text(line + "\n")
+    monkeypatch.setattr(probe, "SYS_BLOCK", str(tmp_path / "sys"))
+
+
+# What one compare_state run finds: (change to the converged host, its differs, whether a diff is shown)
+STATE_ROWS = {
+    "converged": ({}, [], False),
+    "scheduler": ({"sched": "[mq-deadline] none"}, ["{sys}/nvme0n1/queue/scheduler does not match \\[none\\]"], False),
+    "rule content": ({"rule": "old\n"}, ["file {rule} content"], True),
+    "record": ({"record": "[]"}, ["file {record} content"], True),
+    "rule missing": ({"rule": None}, ["file {rule} missing"], True),
+}
+
+
+@pytest.mark.parametrize("case", sorted(STATE_ROWS))
+def test_the_free_drives_state_is_compared_in_the_same_run(case: str, converged, tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    spec, drives = converged
+    change, want, diffed = STATE_ROWS[case]
+    sysfs(monkeypatch, tmp_path, {"nvme0n1": change.get("sched", "[none] mq-deadline")})
+    rule, record = spec["files"][0]["path"], spec["record"]["path"]
+    for key, path in (("rule", rule), ("record", record)):
+        if key in change:
+            Path(path).unlink() if change[key] is None else Path(path).write_text(change[key])
+    got = probe.compare_state(spec, drives)
+    names = {"sys": str(tmp_path / "sys"), "rule": rule, "record": record}
+    assert got["state"]["differs"] == [line.format(**names) for line in want]
+    # only the free drive's scheduler is read: the one Weka owns is left alone
+    assert got["state"]["exists"] == {f"{tmp_path}/sys/nvme0n1/queue/scheduler": True}
+    assert bool(got["diff"]) is diffed
+
+
+def test_a_free_drive_without_its_scheduler_file_is_not_converged(converged, tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    spec, drives = converged
+    sysfs(monkeypatch, tmp_path, {})
+    assert probe.compare_state(spec, drives)["state"]["exists"] == {f"{tmp_path}/sys/nvme0n1/queue/scheduler": False}

@@ -13,10 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.roles.role_modules import load_role_module
+from tests.roles.role_modules import load_module_utils, load_role_module
 
 ROOT = Path(__file__).resolve().parents[2]
 racfg_probe = load_role_module("common", "racfg_probe")
+racfg_state = load_module_utils("racfg_state")
 
 
 @pytest.fixture
@@ -81,7 +82,7 @@ def test_directories_commands_and_only_if(host: Path) -> None:
     assert racfg_probe.applies({}) is True
     assert racfg_probe.applies({"only_if": {"exists": str(host / "nope")}}) is False
     assert racfg_probe.applies({"only_if": {"exists": str(host / "etc")}}) is True
-    has_bit = racfg_probe.bounding_capabilities() >> 25 & 1
+    has_bit = racfg_state.bounding_capabilities() >> 25 & 1
     assert racfg_probe.applies({"only_if": {"lacks_capability": 25}}) is (not has_bit)
 
 

@@ -100,12 +100,12 @@ TASK_KEYWORDS = {"name", "when", "vars", "register", "tags", "check_mode", "chan
                  "no_log", "until", "retries", "delay", "environment", "ignore_errors", "listen", "args"}
 # What a converged host reads, per group, on a re-run: the common role's probe reads for every role
 # of the first play (fabric's files, ofed's packages and devices, the GPUs on the PCI bus, sysctl);
-# the storage play reads its drives (racfg_drive_probe), then their schedulers and records.
+# the storage play reads its drives and, in the same module run, their schedulers, udev rule and record.
 CONVERGED_READS = {
     "dgx": ["common : Read the host's state that this role manages"],
     "stor": ["common : Read the host's state that this role manages",
-             "nvme_storage : Read the declared drives and find those Weka owns",
-             "nvme_storage : Read the drives' schedulers, the udev rule and the drives' record"],
+             "nvme_storage : Read the declared drives, find those Weka owns, and compare their scheduler, "
+             "udev rule and record"],
 }
 
 

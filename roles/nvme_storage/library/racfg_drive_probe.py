@@ -13,18 +13,25 @@ A drive is *owned by Weka* when any of these hold:
 - its partition table holds a partition of Weka's type GUID;
 - it is not a block device any more while the cluster lists it (Weka took it from the kernel),
   or while Weka is installed here and its drive list could not be read (the safe side).
+
+With ``state`` the same run also compares what the role's apply tasks manage on the free drives
+(their I/O scheduler, the udev rule that keeps it, the drives' record), which depend on what
+this run reads (each drive's kernel name, model and serial): a converged storage host costs the
+role one module run, not two (issue 40).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import stat
 import subprocess
 from typing import Any
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible.module_utils.racfg_state import applies, content_diffs, directory_differs, file_differs, values_differ
 
 DOCUMENTATION = r"""
 module: racfg_drive_probe
@@ -47,6 +54,14 @@ options:
     description: The weka command; when absent from PATH, Weka is not installed here.
     type: str
     default: weka
+  state:
+    description: >-
+      What to compare on the free drives, read-only: {scheduler (the I/O scheduler each free drive
+      should run), record ({path, mode, owner, group} of the drives' record; its content is the
+      record of this read), files (with content, mode, owner, group), directories, diffs (return
+      each differing file beside its wanted content, as --diff shows it)}. Empty: compare nothing.
+    type: dict
+    default: {}
 """
 
 RETURN = r"""
@@ -54,6 +69,10 @@ drives: {description: one entry per declared drive (path, present, kname, size_b
          declared_model, mounts, partitions, signatures, partition_types, weka), type: list}
 weka_installed: {description: whether the weka CLI is on this host, type: bool}
 weka_drive_list: {description: "'read', 'none' (Weka not installed) or why it could not be read", type: str}
+record: {description: the drives' record this read makes (the content the role writes), type: str}
+state: {description: "with state: {differs (what is not as wanted), exists (each free drive's scheduler
+        file: whether it is there)}", type: dict}
+diff: {description: with state.diffs, each differing file, the host's beside the wanted one, type: list}
 """
 
 WEKA_PARTITION_TYPE = "993ec906-b4e2-11e7-a205-a0a8cd3ea1de"
@@ -168,6 +187,38 @@ def read_weka_drive_list(weka: str | None) -> tuple[Any, str]:
         return None, f"weka cluster drive -J printed no JSON: {exc}"
 
 
+def drives_record(drives: list[dict[str, Any]]) -> str:
+    """The drives' record: what was read of each declared drive and who owns it, in the form
+    to_nice_json gives (indent 4, sorted keys), which a record written before this module made it
+    has too."""
+    rows = [{"path": d["path"], "model": d["model"], "serial": d["serial"], "size_bytes": d["size_bytes"],
+             "owner": "weka" if d["weka"] else None} for d in drives]
+    return json.dumps(rows, indent=4, sort_keys=True, separators=(",", ": "))
+
+
+SYS_BLOCK = "/sys/block"
+
+
+def scheduler_files(drives: list[dict[str, Any]]) -> list[str]:
+    """The sysfs scheduler file of each free drive (one Weka owns is left alone)."""
+    return [f"{SYS_BLOCK}/{d['kname']}/queue/scheduler" for d in drives if not d["weka"]]
+
+
+def compare_state(spec: dict[str, Any], drives: list[dict[str, Any]]) -> dict[str, Any]:
+    """What differs from ``spec`` (the module's ``state`` option) on the drives this run read."""
+    files = [*(spec.get("files") or []), {**spec["record"], "content": drives_record(drives)}]
+    wanted = re.escape(str(spec["scheduler"]))
+    differs = [line for item in files if applies(item) for line in file_differs(item)]
+    differs += [line for item in spec.get("directories") or [] for line in directory_differs(item)]
+    schedulers = scheduler_files(drives)
+    for path in schedulers:
+        differs += values_differ({"glob": path, "regexp": rf"\[{wanted}\]"})
+    out: dict[str, Any] = {"state": {"differs": differs, "exists": {path: os.path.exists(path) for path in schedulers}}}
+    if spec.get("diffs"):
+        out["diff"] = content_diffs(files)
+    return out
+
+
 def main() -> None:
     module = AnsibleModule(
         argument_spec={
@@ -175,6 +226,7 @@ def main() -> None:
             "host_name": {"type": "str", "required": True},
             "weka_partition_type": {"type": "str", "default": WEKA_PARTITION_TYPE},
             "weka_cli": {"type": "str", "default": "weka"},
+            "state": {"type": "dict", "default": {}},
         },
         supports_check_mode=True,
     )
@@ -192,7 +244,9 @@ def main() -> None:
             out.append(facts)
     except (RuntimeError, subprocess.TimeoutExpired) as exc:
         module.fail_json(msg=str(exc))
-    module.exit_json(changed=False, drives=out, weka_installed=weka is not None, weka_drive_list=list_state)
+    extra = compare_state(params["state"], out) if params["state"] else {}
+    module.exit_json(changed=False, drives=out, weka_installed=weka is not None, weka_drive_list=list_state,
+                     record=drives_record(out), **extra)
 
 
 if __name__ == "__main__":

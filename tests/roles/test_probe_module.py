@@ -209,3 +209,32 @@ def test_wanted_files_are_the_roles_own_the_other_roles_and_the_kernel_parameter
     assert [f["path"] for f in files] == [str(host / "etc" / "app.conf"), "/x.network", "/s.conf"]
     assert files[2]["content"] == "# racfg\nnet.core.rmem_max = 268435456\nvm.swappiness = 1\n"
     assert racfg_probe.wanted_files({"files": [], "also": {}, "sysctl": {}}) == []
+
+
+class _CollectorHost:
+    """What setup's collectors ask of their module, answered on this machine."""
+
+    def get_bin_path(self, name: str, *args: object, **kwargs: object) -> str | None:
+        import shutil
+
+        return shutil.which(name)
+
+    def run_command(self, args: object, *rest: object, **kwargs: object) -> tuple[int, str, str]:
+        import subprocess
+
+        proc = subprocess.run(args, shell=isinstance(args, str), capture_output=True, text=True, check=False)
+        return proc.returncode, proc.stdout, proc.stderr
+
+
+def test_the_facts_are_what_setups_collectors_read() -> None:
+    """The probe reads hostname, kernel and distribution without setup's collectors (their package
+    imports every collector): on this machine (the lab's OS family) the values are theirs, so a
+    baseline recorded by either compares equal."""
+    from ansible.module_utils.facts.system.distribution import DistributionFactCollector
+    from ansible.module_utils.facts.system.platform import PlatformFactCollector
+
+    host = _CollectorHost()
+    found = {**PlatformFactCollector().collect(module=host), **DistributionFactCollector().collect(module=host)}
+    mine = racfg_probe.system_facts()
+    assert mine == {name: found.get(name) for name in mine}
+    assert set(mine) == {"hostname", "kernel", "distribution", "distribution_version", "distribution_release"}

@@ -68,7 +68,7 @@ def test_switches_are_planned_from_the_one_read_and_only_those_in_scope():
 
 
 def test_what_the_reads_left_to_a_run_of_the_role_is_skipped_with_its_reason():
-    """site.yml's reads say per host which roles' work they do not compare (racfg_not_read)."""
+    """The plays' verdicts say per host which roles' work the reads do not compare (not_read)."""
     cluster = load_cluster(VALLAB)
     results = not_read(cluster, {"dgx01": ["gpu", "nfs_client"], "stor01": []})
     assert [(r.target, r.check, r.status) for r in results] == [

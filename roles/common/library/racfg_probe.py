@@ -31,6 +31,7 @@ from ansible.module_utils.common.sys_info import (
 )
 from ansible.module_utils.racfg_state import (
     applies,
+    checks_differ,
     content_diffs,
     directory_differs,
     file_differs,
@@ -369,11 +370,7 @@ def compare(params: dict) -> tuple[list[str], int]:
     many things were compared."""
     checks = ((file_differs, "files"), (directory_differs, "directories"), (contains_differs, "contains"),
               (absent_line_differs, "absent_lines"), (values_differ, "values"), (command_differs, "commands"))
-    differs: list[str] = []
-    for check, key in checks:
-        for item in params.get(key) or []:
-            if applies(item):
-                differs += check(item)
+    differs = checks_differ(params, checks)
     differs += packages_differ(list(params.get("packages") or []))
     differs += units_differ(list(params.get("units") or []))
     checked = sum(len(params.get(key) or []) for key in (*CHECK_LISTS, "packages", "units"))

@@ -14,6 +14,7 @@ import hashlib
 import os
 import pwd
 import re
+from collections.abc import Callable
 
 
 def sha1(data: bytes) -> str:
@@ -123,3 +124,16 @@ def content_diffs(files: list[dict]) -> list[dict]:
         out.append({"before": before, "after": after, "before_header": f"{spec['path']} (on the host)",
                     "after_header": f"{spec['path']} (rendered)"})
     return out
+
+
+# The checks of paths, by the key of the list they read in a module's options
+PATH_CHECKS: tuple[tuple[Callable[[dict], list[str]], str], ...] = (
+    (file_differs, "files"), (directory_differs, "directories"), (values_differ, "values"))
+
+
+def checks_differ(params: dict, checks: tuple[tuple[Callable[[dict], list[str]], str], ...] = PATH_CHECKS,
+                  ) -> list[str]:
+    """What differs among ``params``' check lists (key -> items), in the order of ``checks``; an item
+    is checked only where it applies."""
+    return [line for check, key in checks for item in params.get(key) or [] if applies(item)
+            for line in check(item)]

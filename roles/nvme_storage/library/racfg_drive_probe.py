@@ -31,7 +31,7 @@ import subprocess
 from typing import Any
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible.module_utils.racfg_state import applies, content_diffs, directory_differs, file_differs, values_differ
+from ansible.module_utils.racfg_state import checks_differ, content_diffs
 
 DOCUMENTATION = r"""
 module: racfg_drive_probe
@@ -208,11 +208,9 @@ def compare_state(spec: dict[str, Any], drives: list[dict[str, Any]]) -> dict[st
     """What differs from ``spec`` (the module's ``state`` option) on the drives this run read."""
     files = [*(spec.get("files") or []), {**spec["record"], "content": drives_record(drives)}]
     wanted = re.escape(str(spec["scheduler"]))
-    differs = [line for item in files if applies(item) for line in file_differs(item)]
-    differs += [line for item in spec.get("directories") or [] for line in directory_differs(item)]
     schedulers = scheduler_files(drives)
-    for path in schedulers:
-        differs += values_differ({"glob": path, "regexp": rf"\[{wanted}\]"})
+    differs = checks_differ({"files": files, "directories": spec.get("directories"),
+                             "values": [{"glob": path, "regexp": rf"\[{wanted}\]"} for path in schedulers]})
     out: dict[str, Any] = {"state": {"differs": differs, "exists": {path: os.path.exists(path) for path in schedulers}}}
     if spec.get("diffs"):
         out["diff"] = content_diffs(files)

@@ -49,8 +49,8 @@ class DeployOptions(Selection):
     # The inventory rendered already in this run (drift renders once for all its layers); None: this
     # run renders its own into its record.
     rendered: Path | None = None
-    # drift's config layer (with tags racfg_read): the probes also return the files they would
-    # write as diffs, and the plays' verdicts land in DeployOutcome.would_change and not_read.
+    # drift's config layer (playbooks/read.yml): the probes also return the files they would
+    # write as diffs, and the hosts' verdicts land in DeployOutcome.would_change and not_read.
     config_read: bool = False
 
 
@@ -158,8 +158,9 @@ def run_deploy(cluster: Cluster, options: DeployOptions, title: str = "deploy",
             facts_vars["racfg_config_read"] = True
         extravars = {"racfg_allow_reboot": options.allow_reboot, **provider_extravars(overrides), **facts_vars}
         with _switch_secrets(cluster, in_scope, overrides) as secrets:
-            def make(selection: Selection, ident: str = RUNNER_IDENT, more: dict | None = None) -> Playbook:
-                return Playbook(playbook=options.playbook, inventory=inventory_dir / "hosts.yml",
+            def make(selection: Selection, ident: str = RUNNER_IDENT, more: dict | None = None,
+                     playbook: str | None = None) -> Playbook:
+                return Playbook(playbook=playbook or options.playbook, inventory=inventory_dir / "hosts.yml",
                                 record_dir=record.path, selection=selection, extravars={**extravars, **(more or {})},
                                 connection_options=connection_options(overrides), secret_vars=secrets, ident=ident)
 

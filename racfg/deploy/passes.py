@@ -5,9 +5,9 @@ host, most of them skipped), each a worker process per host on the controller, a
 roles' own reads already knew that nothing had to change (issue 40: a no-change deploy within 3x
 of validate). So a plain deploy runs in two passes:
 
-1. **read**: site.yml with ``--tags racfg_read``: the roles' reads and the decisions they feed
-   (the common role's probe, the drives' probe), then one task per play, its verdict
-   (racfg.playbook.events): per role what the reads found different, which roles' work they do
+1. **read**: playbooks/read.yml, one play of two tasks per host: the common role's probe (which
+   there also reads a storage server's drives), then the host's verdict (racfg.playbook.events):
+   per role what the read found different, which roles' work they do
    not compare here (the GPU driver where there are GPUs, the array mount, Weka, MLNX_OFED,
    IPoIB), what the roles leave alone and why (a converged run still reports it), and what they
    refuse (a required GPU missing, a drive that would be refused, a data NIC that is the
@@ -35,15 +35,15 @@ from racfg.playbook import RUNNER_IDENT, HostProgress, Playbook, PlaybookTracker
 if TYPE_CHECKING:
     from racfg.switches import ApplyResult
 
-# site.yml's tag of the roles' reads and decisions and of the plays' verdicts (a deploy's read
-# pass and drift's config layer run these alone).
-READ_TAG = "racfg_read"
+# The read pass's playbook (playbooks/read.yml): the roles' reads and decisions, and each host's
+# verdict, in one play (drift's config layer runs it too).
+READ_PLAYBOOK = "read.yml"
 APPLY_IDENT = "ansible-apply"  # the apply pass's artifacts/<ident>/ in the run record
 
 # How a pass is run: the playbook to run and a label for its progress -> (its tracker, interrupted).
 RunPass = Callable[[Playbook, str], tuple[PlaybookTracker, bool]]
-# The deploy's playbook with another selection, artifacts ident and extra vars.
-MakePlaybook = Callable[[Selection, str, dict], Playbook]
+# The deploy's playbook (or the one named) with another selection, artifacts ident and extra vars.
+MakePlaybook = Callable[[Selection, str, dict, str | None], Playbook]
 
 
 def reads_first(playbook: str, selection: Selection) -> bool:
@@ -55,7 +55,7 @@ def read_then_apply(cluster: Cluster, selection: Selection, make: MakePlaybook, 
                     overrides: ConnectionOverrides, run_pass: RunPass,
                     ) -> tuple[PlaybookTracker, bool, Playbook]:
     """The two passes; (the deploy's tracker, interrupted, the last pass's playbook)."""
-    reading = make(replace(selection, tags=READ_TAG), RUNNER_IDENT, {})
+    reading = make(selection, RUNNER_IDENT, {}, READ_PLAYBOOK)
     with ThreadPoolExecutor(max_workers=1) as pool:
         switches_read = pool.submit(read_switches, cluster, in_scope, overrides)
         read, interrupted = run_pass(reading, "reading")
@@ -70,7 +70,7 @@ def read_then_apply(cluster: Cluster, selection: Selection, make: MakePlaybook, 
     if not hosts and not changing:
         return read, False, reading
     applying = make(replace(selection, limit=",".join([*changing, *hosts])), APPLY_IDENT,
-                    {"racfg_read_host_facts": False})  # the read pass read them; a change reads them again
+                    {"racfg_read_host_facts": False}, None)  # the read pass read them; a change reads them again
     applied, interrupted = run_pass(applying, "applying")
     return read.then(applied), interrupted, applying
 

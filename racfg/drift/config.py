@@ -1,10 +1,10 @@
 """drift's config layer: what a deploy would change now, per host and switch.
 
-By default it asks the roles' own reads (site.yml run with ``--tags racfg_read``: the common
-role's probe, the fabric role's decision, the drives' probe, then one task per play that says per
-role what they found different), which is what a deploy decides on: a host the reads find
-converged is one a deploy leaves alone. That costs one module run per host and play, where a
-check-mode run of every role cost a task round trip per task (issue 40: a converged site's
+By default it asks the roles' own reads (playbooks/read.yml, as a deploy's read pass: the common
+role's probe, which reads for every role, then the host's verdict that says per role what it found
+different), which is what a deploy decides on: a host the reads find converged is one a deploy
+leaves alone. That costs one module run per host, where a check-mode run of every role cost a
+task round trip per task (issue 40: a converged site's
 re-check within 2x of validate). Each difference is one result, with the rendered file beside
 the host's as its diff. The switches are planned here from the run's one read of them.
 
@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from racfg.connection import ConnectionOverrides
-from racfg.deploy.passes import READ_TAG, plan_switches
+from racfg.deploy.passes import READ_PLAYBOOK, plan_switches
 from racfg.deploy.switch_read import SwitchesRead
 from racfg.inventory import Cluster
 from racfg.results import Result, Status
@@ -77,7 +77,7 @@ def config_layer(cluster: Cluster, limit: str | None, forks: int, overrides: Con
     deploy = DeployOptions(limit=limit, check=True, diff=True, forks=forks, baseline=False, quiet=True,
                            lock_holder="drift", read_facts=True, rendered=rendered,
                            switch_facts=read_switches().as_dicts() if full_check else None,
-                           tags=None if full_check else READ_TAG, config_read=not full_check)
+                           playbook="site.yml" if full_check else READ_PLAYBOOK, config_read=not full_check)
     title = "drift: check-mode deploy" if full_check else "drift: the roles' reads"
     outcome = run_deploy(cluster, deploy, title=title, overrides=overrides)
     if outcome.could_not_run:

@@ -16,7 +16,7 @@ from typing import Any
 
 from racfg.ansible_errors import AnsibleError, ansible_errors
 
-# The key of a play's verdict in its debug message (playbooks/tasks/verdict.yml)
+# The key of a host's verdict in its debug message (playbooks/read.yml)
 VERDICT = "racfg_verdict"
 # The per-host counts of a playbook_on_stats event (the play recap), by the names racfg gives them
 RECAP_COUNTS = {"ok": "ok", "changed": "changed", "failures": "failed", "dark": "unreachable", "skipped": "skipped"}
@@ -191,8 +191,8 @@ class PlaybookTracker:
             self._say(f"  UNREACHABLE: [{name}] {message}")
 
     def _verdict(self, name: str, progress: HostProgress, res: dict[str, Any]) -> list[str]:
-        """Fold a play's verdict (playbooks/tasks/verdict.yml: per role of the play, what its reads found)
-        into the host's: what each role would change, whether its read cannot tell (not_read), what it
+        """Fold a verdict (playbooks/read.yml: per role of the host, what its reads found) into the
+        host's: what each role would change, whether its read cannot tell (not_read), what it
         leaves alone. Returns what the roles refuse, each "role: why" (empty: nothing)."""
         msg = res.get("msg")
         verdict = msg.get(VERDICT) if isinstance(msg, dict) else None

@@ -16,6 +16,7 @@ import pytest
 
 from racfg.connection import NO_OVERRIDES
 from racfg.playbook import PlaybookTracker
+from tests.deploy.test_template_cache import COUNTER as KEPT_TEMPLATES_FILTER
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -47,15 +48,16 @@ def test_tracker_counts_and_problems():
 
 
 def verdict(**roles: dict) -> dict[str, object]:
-    """A play's verdict as playbooks/tasks/verdict.yml prints it: per role, what its reads found."""
+    """A host's verdict as playbooks/read.yml prints it: per role, what its reads found."""
     empty = {"would_change": [], "not_read": False, "left_alone": [], "refused": []}
     return {"msg": {"racfg_verdict": {role: {**empty, **found} for role, found in roles.items()}}}
 
 
 def test_the_plays_verdicts_fold_into_one_per_host() -> None:
-    """site.yml's read pass: each play's verdict adds its roles' would-change, not-read, left-alone
-    and refused entries to the host's; a verdict that refuses fails the host with what and by which
-    role, and its "skipped:" lines are the host's skips by role."""
+    """A read pass's verdicts (playbooks/read.yml prints one per host; any more add to it): each adds
+    its roles' would-change, not-read, left-alone and refused entries to the host's; a verdict that
+    refuses fails the host with what and by which role, and its "skipped:" lines are the host's skips
+    by role."""
     t = PlaybookTracker()
     task = "Say what a deploy would change, leave alone or refuse on this host"
     t.handle(ev("runner_on_ok", host="dgx01", task=task, res=verdict(
@@ -158,8 +160,11 @@ def test_a_real_playbook_run_records_its_events_and_keeps_no_fact_files(tmp_path
                         "        msg: \"{{ ansible_facts['kernel'] }}\"\n"
                         "    - name: Count what the worker froze\n      ansible.builtin.debug:\n"
                         "        msg: \"{{ 0 | frozen_objects }}\"\n"
+                        "    - name: Count the kept templates\n      ansible.builtin.debug:\n"
+                        "        msg: \"{{ 0 | kept_templates }}\"\n"
                         "    - name: Change something\n      ansible.builtin.command: \"true\"\n")
     write_frozen_objects_filter(tmp_path)
+    (tmp_path / "filter_plugins" / "kept.py").write_text(KEPT_TEMPLATES_FILTER)
     record = tmp_path / "record"
     tracker = PlaybookTracker()
     run = Playbook(str(playbook), tmp_path / "hosts.yml", record, selection=Selection())
@@ -180,6 +185,10 @@ def test_a_real_playbook_run_records_its_events_and_keeps_no_fact_files(tmp_path
     [frozen] = [e["event_data"]["res"]["msg"] for e in events
                 if e["event"] == "runner_on_ok" and e["event_data"]["task"] == "Count what the worker froze"]
     assert int(frozen) > 1000
+    # and its template_cache: the templates compiled before that task are kept for the run's workers
+    [kept] = [e["event_data"]["res"]["msg"] for e in events
+              if e["event"] == "runner_on_ok" and e["event_data"]["task"] == "Count the kept templates"]
+    assert int(kept) > 0
 
 
 def test_the_record_keeps_what_the_tracker_keeps_and_ansible_runner_writes_nothing_itself(tmp_path):

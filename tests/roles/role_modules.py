@@ -16,7 +16,11 @@ def _load(name: str, path: Path) -> ModuleType:
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
-    spec.loader.exec_module(module)
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[name]  # not half a module for the next import to find
+        raise
     return module
 
 
@@ -29,6 +33,15 @@ def load_module_utils(name: str) -> ModuleType:
 def load_role_module(role: str, name: str) -> ModuleType:
     """roles/<role>/library/<name>.py, after registering every racfg module_utils file under
     ``ansible.module_utils`` (as Ansible's module builder ships them)."""
-    for path in sorted((ROOT / "roles").glob("*/module_utils/*.py")):
-        _load(f"ansible.module_utils.{path.stem}", path)
+    pending = sorted((ROOT / "roles").glob("*/module_utils/*.py"))
+    while pending:  # each after the racfg module_utils it imports
+        failed = []
+        for path in pending:
+            try:
+                _load(f"ansible.module_utils.{path.stem}", path)
+            except ModuleNotFoundError:
+                failed.append(path)
+        if len(failed) == len(pending):
+            raise ImportError(f"module_utils that import each other or something missing: {failed}")
+        pending = failed
     return _load(name, ROOT / "roles" / role / "library" / f"{name}.py")

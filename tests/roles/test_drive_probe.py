@@ -1,4 +1,5 @@
-"""roles/nvme_storage/library/racfg_drive_probe.py: which drives it says Weka owns, and why.
+"""The drives' read (roles/common/module_utils/racfg_drives.py, run by racfg_drive_probe and by
+racfg_probe's drives option): which drives it says Weka owns, and why.
 
 The Weka signature is written by tests/roles/weka_signature.py into a real image file and read
 back by the real partx/blkid, the tools the module runs on a host.
@@ -14,9 +15,10 @@ from pathlib import Path
 import pytest
 
 from tests.roles import weka_signature
-from tests.roles.role_modules import load_role_module
+from tests.roles.role_modules import load_module_utils, load_role_module
 
-probe = load_role_module("nvme_storage", "racfg_drive_probe")
+load_role_module("nvme_storage", "racfg_drive_probe")  # registers the module_utils as Ansible ships them
+probe = load_module_utils("racfg_drives")
 
 CLUSTER = uuid.UUID("83fc8ec1-b7e7-4288-bc6f-1b9df281ebc1")
 

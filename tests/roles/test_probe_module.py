@@ -238,3 +238,36 @@ def test_the_facts_are_what_setups_collectors_read() -> None:
     mine = racfg_probe.system_facts()
     assert mine == {name: found.get(name) for name in mine}
     assert set(mine) == {"hostname", "kernel", "distribution", "distribution_version", "distribution_release"}
+
+
+def _module_result(module, args: dict, capsys: pytest.CaptureFixture[str]) -> dict:
+    """What ``module``'s main() prints for ``args``, as Ansible would run it."""
+    from ansible.module_utils.testing import patch_module_args
+
+    with patch_module_args(args), pytest.raises(SystemExit):
+        module.main()
+    return json.loads(capsys.readouterr().out)
+
+
+def test_the_probe_reads_the_drives_as_the_drives_probe_does(tmp_path: Path, capsys) -> None:
+    """playbooks/read.yml gives a storage server's drives read to the common role's probe (its drives
+    option): one module run, and the same answer as racfg_drive_probe's (a drive gone, the udev rule
+    missing, the record's diff), with the probe's own diff beside it."""
+    drive_probe = load_role_module("nvme_storage", "racfg_drive_probe")
+    mine = tmp_path / "app.conf"
+    mine.write_text("old\n")
+    drives = {"drives": [{"path": str(tmp_path / "nvme9n1"), "model": "X"}], "host_name": "stor01",
+              "weka_cli": "weka-not-installed-here",
+              "state": {"scheduler": "none", "record": {"path": str(tmp_path / "drives.json")},
+                        "files": [{"path": str(tmp_path / "60-sched.rules"), "content": "ACTION==add\n"}],
+                        "diffs": True}}
+    own = {"files": [{"path": str(mine), "content": "new\n"}], "diffs": True}
+    alone = _module_result(drive_probe, drives, capsys)
+    without = _module_result(racfg_probe, own, capsys)
+    probed = _module_result(racfg_probe, {**own, "drives": drives}, capsys)
+    assert "drives" not in without  # not asked: not read
+    assert probed["drives"] == {k: v for k, v in alone.items() if k not in ("diff", "changed", "invocation")}
+    assert probed["drives"]["drives"][0]["present"] is False and probed["drives"]["weka_installed"] is False
+    assert f"file {tmp_path}/60-sched.rules missing" in probed["drives"]["state"]["differs"]
+    headers = [d["after_header"] for d in probed["diff"]]
+    assert headers == [d["after_header"] for d in without["diff"] + alone["diff"]] and len(headers) == 3

@@ -29,6 +29,7 @@ from ansible.module_utils.common.sys_info import (
     get_distribution_codename,
     get_distribution_version,
 )
+from ansible.module_utils.racfg_drives import read_drives
 from ansible.module_utils.racfg_state import (
     applies,
     checks_differ,
@@ -141,6 +142,14 @@ options:
       leaves its fact empty."
     type: dict
     default: {}
+  drives:
+    description: >-
+      racfg_drive_probe's options (drives, host_name, weka_partition_type, state): also read the
+      declared drives in this run, as that module does, and return what it returns under drives
+      (its diff with this run's). playbooks/read.yml gives them on storage hosts, whose play has the
+      nvme_storage role too: one module run per host there, not two.
+    type: dict
+    default: {}
   facts:
     description: >-
       Also return, as ansible_facts, the few facts the roles read (hostname, kernel, distribution,
@@ -165,6 +174,7 @@ diff:
     "with diffs: [{before, after, before_header, after_header}] per file (the other roles' too) whose
     content differs, the host's beside the rendered one"
   type: list
+drives: {description: "with drives: what racfg_drive_probe returns (drives, record, state, ...)", type: dict}
 racfg_host_facts: {description: the baseline document, only when host_facts is given, type: dict}
 ansible_facts: {description: "with facts: hostname, kernel and the distribution facts, as setup names them", type: dict}
 """
@@ -380,9 +390,8 @@ def compare(params: dict) -> tuple[list[str], int]:
 def main() -> None:
     spec = {name: {"type": "list", "elements": "dict", "default": []} for name in (*CHECK_LISTS, "units", "outputs")}
     spec.update({name: {"type": "list", "elements": "str", "default": []} for name in ("packages", "read", "exists")})
-    spec.update({"host_facts": {"type": "dict", "default": {}}, "also": {"type": "dict", "default": {}},
-                 "sysctl": {"type": "dict", "default": {}},
-                 **{name: {"type": "bool", "default": False} for name in ("facts", "diffs", "pci")}})
+    spec.update({name: {"type": "dict", "default": {}} for name in ("host_facts", "also", "sysctl", "drives")})
+    spec.update({name: {"type": "bool", "default": False} for name in ("facts", "diffs", "pci")})
     module = AnsibleModule(argument_spec=spec, supports_check_mode=True)
     params = module.params
     outputs, output_errors, error = command_outputs(params["outputs"])
@@ -406,6 +415,12 @@ def main() -> None:
         extra["sysctl"] = sysctl_compare(sysctl["settings"], sysctl["file"], sysctl.get("header") or "")
     if params["diffs"]:
         extra["diff"] = content_diffs(wanted_files(params))
+    if params["drives"]:
+        try:
+            extra["drives"] = read_drives(params["drives"])
+        except RuntimeError as exc:
+            module.fail_json(msg=f"drives: {exc}")
+        extra["diff"] = extra.get("diff", []) + extra["drives"].pop("diff", [])
     if params["host_facts"]:
         ip_addr = next((outputs.get(item["name"]) for item in params["outputs"]
                         if [str(arg) for arg in item["argv"]] == IP_ADDR), None)

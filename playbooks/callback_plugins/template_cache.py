@@ -90,9 +90,14 @@ def install(directory: Path) -> bool:
     global _installed
     if _installed is not None:
         return False
-    from ansible._internal._templating._jinja_bits import AnsibleEnvironment, _TemplateCompileContext
-
-    directory.mkdir(parents=True, exist_ok=True)
+    try:  # ansible-core 2.19's template engine; before it, each worker compiles as it always did
+        from ansible._internal._templating._jinja_bits import AnsibleEnvironment, _TemplateCompileContext
+    except ImportError:
+        return False
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError:  # nowhere to keep them: compiled per worker, as without this plugin
+        return False
     compile_uncached = AnsibleEnvironment.compile
 
     def compile_cached(self: Any, source: Any, name: str | None = None, filename: str | None = None,

@@ -161,3 +161,12 @@ def test_a_template_that_does_not_compile_fails_as_ansible_fails_it(tmp_path: Pa
         assert proc.returncode == 2, proc.stdout[-2000:]
         errors.append(sorted(line for line in proc.stdout.splitlines() if "fatal:" in line or "Syntax error" in line))
     assert errors[0] == errors[1] and errors[0], errors
+
+
+def test_with_nowhere_to_keep_them_ansible_compiles_as_without_it(tmp_path: Path) -> None:
+    from ansible._internal._templating._jinja_bits import AnsibleEnvironment
+
+    before = AnsibleEnvironment.compile
+    (tmp_path / "file").write_text("")
+    assert template_cache.install(tmp_path / "file" / "racfg-templates") is False
+    assert AnsibleEnvironment.compile is before

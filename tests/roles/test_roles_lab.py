@@ -110,7 +110,8 @@ CONVERGED_READS = {
 
 
 def task_actions() -> dict[str, str]:
-    """Every role task's "role : name" and its action (module), from roles/*/tasks."""
+    """Every role task's "role : name" and its action (module), from roles/*/tasks, and each play's own
+    task's name and action, from playbooks/."""
     import yaml
 
     def walk(tasks: list, role: str, out: dict[str, str]) -> None:
@@ -124,7 +125,11 @@ def task_actions() -> dict[str, str]:
     out: dict[str, str] = {}
     for path in sorted((REPO / "roles").glob("*/tasks/*.yml")):
         walk(yaml.safe_load(path.read_text()), path.parts[-3], out)
-    return out
+    for path in sorted((REPO / "playbooks").glob("*.yml")):  # the plays' own tasks (read.yml's verdict)
+        for play in yaml.safe_load(path.read_text()):
+            for key in ("pre_tasks", "tasks", "post_tasks"):
+                walk(play.get(key), "", out)
+    return {name.removeprefix(" : "): action for name, action in out.items()}
 
 
 def host_module_runs(output: str) -> dict[str, list[str]]:
@@ -152,6 +157,36 @@ def test_a_converged_host_costs_one_read_per_play(runs: tuple[Run, Run]) -> None
     assert sorted(hosts) == ["dgx01", "dgx02", "stor01", "stor02"], found
     for host, reads in hosts.items():
         assert reads == CONVERGED_READS[re.sub(r"\d+$", "", host)], (host, reads)
+
+
+def printed_verdicts(output: str) -> dict[str, dict]:
+    """Per host, the verdict a plain ansible-playbook run of playbooks/read.yml printed."""
+    found = {}
+    for host, body in re.findall(r"^ok: \[([^\]]+)\] => (\{\n.*?\n\})$", output, re.M | re.S):
+        msg = json.loads(body)["msg"]
+        if isinstance(msg, dict) and "racfg_verdict" in msg:
+            found[host] = msg["racfg_verdict"]
+    return found
+
+
+def test_the_read_pass_by_plain_ansible_playbook_reads_each_host_once(runs: tuple[Run, Run],
+                                                                      rendered: Path) -> None:
+    """playbooks/read.yml as an operator runs it (docs/deploy.md) on the converged lab: one module run
+    per host, a storage server's drives in it, and each host's verdict: nothing to change, nothing
+    refused, the drives read; and it changed nothing."""
+    read = testing.run_playbook(rendered, "read.yml", overrides=connection_overrides("rolesdev"))
+    assert read.rc == 0, read.output[-4000:]
+    hosts = {h: r for h, r in read.recap.items() if h != "sw1"}
+    assert all(r["changed"] == 0 and r["failed"] == 0 and r["ok"] == 2 for r in hosts.values()), read.recap
+    probe = "common : Read the host's state that this role manages"
+    assert host_module_runs(read.output) == {host: [probe] for host in hosts}
+    verdicts = printed_verdicts(read.output)
+    assert sorted(verdicts) == sorted(hosts)
+    to_do = {host: [f"{role}: {line}" for role, v in roles.items() for line in v["would_change"] + v["refused"]]
+             for host, roles in verdicts.items()}
+    assert to_do == {host: [] for host in hosts}
+    assert all("nvme_storage" in verdicts[h] for h in hosts if h.startswith("stor"))
+    assert all("gpu" in verdicts[h] and "nvme_storage" not in verdicts[h] for h in hosts if h.startswith("dgx"))
 
 
 def test_data_nics_have_their_mtu_and_address(runs, roles_lab: testing.LabHandle) -> None:

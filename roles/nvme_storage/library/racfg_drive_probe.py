@@ -18,6 +18,9 @@ With ``state`` the same run also compares what the role's apply tasks manage on 
 (their I/O scheduler, the udev rule that keeps it, the drives' record), which depend on what
 this run reads (each drive's kernel name, model and serial): a converged storage host costs the
 role one module run, not two (issue 40).
+
+The read itself is ``racfg_drives`` (roles/common/module_utils): racfg_probe runs the same read
+with these options (its ``drives``) where a play has both roles, as playbooks/read.yml does.
 """
 
 from __future__ import annotations

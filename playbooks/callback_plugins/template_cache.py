@@ -7,7 +7,7 @@ role's derived variables, its verdict, the probe's wanted files), so a read pass
 them once per host: compiling was most of the controller's work in a deploy's read pass and in
 drift (bench/RESULTS.md). With this plugin the first worker to compile an expression keeps the
 compiled code in the run's own temporary directory (``DEFAULT_LOCAL_TMP``, which Ansible makes for
-each run and removes at its end), and the others load it.
+each run, readable by its user only, and removes at its end), and the others load it.
 
 The code is keyed by everything its compilation reads: the template text, the environment's class
 and syntax settings (an expression's ``#jinja2:`` overrides give it an environment of its own) and

@@ -5,7 +5,8 @@ role's probe, which reads for every role, then the host's verdict that says per 
 different), which is what a deploy decides on: a host the reads find converged is one a deploy
 leaves alone. That costs one module run per host, where a check-mode run of every role cost a
 task round trip per task (issue 40: a converged site's re-check within 2x of validate). Each
-difference is one result, with the rendered file beside the host's as its diff. The switches are planned here from the run's one read of them.
+difference is one result, with the rendered file beside the host's as its diff. The switches are
+planned here from the run's one read of them.
 
 What the reads do not compare (``NOT_READ``) is reported as skipped with its reason, and
 ``--full-check`` runs the check-mode deploy of every role instead: the tasks that would change

@@ -40,7 +40,7 @@ class FactsRead:
 
 
 # What each role manages that its read does not compare: the read says on which hosts that work is
-# left to a run of the role (a play's verdict says not_read, per host), drift skips it there with this.
+# left to a run of the role (the host's verdict says not_read), drift skips it there with this.
 NOT_READ: dict[str, str] = {
     "gpu": "the NVIDIA driver, nvidia-persistenced and nvidia-peermem",
     "nfs_client": "the array's client packages and mount",

@@ -87,7 +87,7 @@ class PlaybookTracker:
         self.host_facts: dict[str, dict[str, Any]] = {}
         # each unchanged switch's facts, as the switch role's racfg_switch task read them
         self.switch_facts: dict[str, dict[str, Any]] = {}
-        # per host, role -> what the roles' reads found different (the plays' verdicts, site.yml), and
+        # per host, role -> what the roles' reads found different (the hosts' verdicts, read.yml), and
         # the roles whose work on the host those reads do not compare (they must run to know)
         self.would_change: dict[str, dict[str, list[str]]] = {}
         self.not_read: dict[str, list[str]] = {}

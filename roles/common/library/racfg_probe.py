@@ -319,8 +319,6 @@ def gpu_facts() -> dict | None:
     return {"driver": rows[0][0], "vbios": ", ".join(sorted({r[1] for r in rows if len(r) > 1}))}
 
 
-
-
 def system_facts() -> dict:
     """The facts the roles read, named as setup names them: hostname and kernel as its platform
     collector reads them, the distribution, its version and code name from the functions its

@@ -1,7 +1,8 @@
-"""What a racfg role's file, directory and sysfs value checks compare, shared by the modules that
-read a host in one run: racfg_probe (the common role's read of everything the roles manage) and
-racfg_drive_probe (the drives, then their schedulers, udev rule and record in the same run, issue
-40). One owner for "as wanted", so that every read agrees with what the roles write.
+"""What a racfg role's file, directory and sysfs value checks compare, shared by the reads of a
+host in one module run: racfg_probe (the common role's read of everything the roles manage) and
+racfg_drives (the drives, then their schedulers, udev rule and record in the same run, issue 40;
+racfg_drive_probe's read, and racfg_probe's with its drives option). One owner for "as wanted",
+so that every read agrees with what the roles write.
 
 Every check errs on the side of "differs": a path that cannot be read is different.
 """

@@ -112,22 +112,22 @@ def read_use_context(proc: str = PROC) -> UseContext:
     return context
 
 
-def kernel_name(path: str, sys: str = SYS) -> str:
+def kernel_name(path: str, sysfs: str = SYS) -> str:
     """The kernel's name of block device ``path`` (``/dev/nvme0n1`` -> nvme0n1, a lab's bound loop
     device -> loop3), from its device number: no process, and right where the path is a symlink or
     another node of the same device."""
     rdev = os.stat(path).st_rdev
-    return os.path.basename(os.readlink(f"{sys}/dev/block/{os.major(rdev)}:{os.minor(rdev)}"))
+    return os.path.basename(os.readlink(f"{sysfs}/dev/block/{os.major(rdev)}:{os.minor(rdev)}"))
 
 
 class _Walk:
     """One drive's holder tree, read from sysfs; ``found`` collects each chain that ends in a use."""
 
-    def __init__(self, context: UseContext, sys: str) -> None:
-        self.context, self.sys, self.found = context, sys, []
+    def __init__(self, context: UseContext, sysfs: str) -> None:
+        self.context, self.sysfs, self.found = context, sysfs, []
 
     def node(self, name: str) -> str:
-        return f"{self.sys}/class/block/{name}"
+        return f"{self.sysfs}/class/block/{name}"
 
     def label(self, name: str) -> tuple[str, set[str]]:
         """A holder as a person knows it, and the names a mount or swap entry may give it."""
@@ -183,10 +183,10 @@ def exclusive_open(path: str) -> str:
     return ""
 
 
-def in_use(path: str, kname: str, context: UseContext, sys: str = SYS) -> list[str]:
+def in_use(path: str, kname: str, context: UseContext, sysfs: str = SYS) -> list[str]:
     """Why drive ``path`` (kernel name ``kname``) is in use, one entry per chain from it or one of its
     partitions to a use; empty when nothing uses it."""
-    walk = _Walk(context, sys)
+    walk = _Walk(context, sysfs)
     reasons = list(context.errors)
     try:
         walk.visit(kname, path, {path, f"/dev/{kname}"}, 0, True)

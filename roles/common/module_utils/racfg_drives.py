@@ -96,8 +96,8 @@ def _run(argv: list[str]) -> subprocess.CompletedProcess[str]:
     return subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False)
 
 
-def _tool(argv: list[str], ok: tuple[int, ...] = (0,), name: str = "") -> tuple[subprocess.CompletedProcess[str] | None,
-                                                                              str]:
+def _tool(argv: list[str], ok: tuple[int, ...] = (0,),
+          name: str = "") -> tuple[subprocess.CompletedProcess[str] | None, str]:
     """(its result, '') or (None, why it gave no answer): a tool that fails is a read that failed."""
     name = name or argv[0]
     try:

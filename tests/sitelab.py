@@ -304,7 +304,7 @@ FAULTS: tuple[Fault, ...] = (
     Fault("a drive pulled", _pull_drive, _reinsert_drive,
           _layers(("stor02", "state"), ("stor02", "environment")),
           frozenset({"stor02/environment/drives//dev/nvme1n1"}), by_hand=_reinsert_drive,
-          errors=_layers(("stor02", "config"))),  # nvme_storage: "Check the free drives exist, are not mounted, ..."
+          errors=_layers(("stor02", "config"))),  # nvme_storage: "Check the free drives exist, are not in use, ..."
     Fault("chrony stopped",
           lambda s: s.lab.ssh("dgx02", "systemctl stop chrony"), _start_chrony,
           _layers(("dgx02", "config"), ("dgx02", "state")),

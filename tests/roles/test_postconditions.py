@@ -138,36 +138,51 @@ def drive(path: str, **state: Any) -> dict[str, Any]:
     """One drive as racfg_drive_probe reports it: present, unmounted, blank, free, model as declared."""
     return {"path": path, "kname": path.rsplit("/", 1)[-1], "present": True, "mounts": [], "model": "M",
             "declared_model": "M", "serial": "S", "size_bytes": 1, "signatures": [], "partitions": [], "weka": "",
-            **state}
+            "in_use": [], **state}
 
 
 def test_drive_checks_run_once_per_host_and_name_every_drive_at_fault(tmp_path: Path) -> None:
     """drives.yml's one check on a probe's answer (no loop over drives): blank free drives pass; a
-    missing and a mounted drive, a wrong model, and drives carrying data each fail it with one
-    message naming every drive at fault; faults of several kinds are all named."""
-    name = "Check the free drives exist, are not mounted, have their declared model and carry no data"
+    missing drive and one in use, a wrong model, and drives carrying data each fail it with one
+    message naming every drive at fault; faults of several kinds are all named. A drive in use is
+    refused even where wiping is allowed, and is never among the drives a wipe would erase."""
+    name = "Check the free drives exist, are not in use, have their declared model and carry no data"
     tasks = [t for t in load_yaml(ROLES / "nvme_storage/tasks/drives.yml") if t["name"] == name]
     assert len(tasks) == 1 and "loop" not in tasks[0]
     variables = {**load_yaml(ROLES / "nvme_storage/defaults/main.yml"),
                  **load_yaml(ROLES / "nvme_storage/vars/main.yml")}
     a, b = "/dev/nvme0n1", "/dev/nvme1n1"
+    mounted, held = "/dev/nvme1n1 mounted on /data", "/dev/nvme0n1p1 -> dm-0 (LVM vg0-lv0) mounted on /srv/data"
     outcomes = run_cases(tmp_path, tasks, variables, {
         "blank": {"nvme_storage_probe": {"drives": [drive(a), drive(b)]}},
-        "unusable": {"nvme_storage_probe": {"drives": [drive(a, present=False), drive(b, mounts=["/data"])]}},
+        "unusable": {"nvme_storage_probe": {"drives": [drive(a, present=False), drive(b, in_use=[mounted])]}},
         "model": {"nvme_storage_probe": {"drives": [drive(a), drive(b, model="X")]}},
         "data": {"nvme_storage_probe": {"drives": [drive(a, signatures=["TYPE=swap"]),
                                                    drive(b, partitions=["PTTYPE=gpt"]),
                                                    drive("/dev/nvme2n1", signatures=["TYPE=xfs"], weka="owned")]}},
-        "both": {"nvme_storage_probe": {"drives": [drive(a, mounts=["/data"]), drive(b, model="X")]}},
+        "both": {"nvme_storage_probe": {"drives": [drive(a, in_use=[mounted]), drive(b, model="X")]}},
+        "in use, wiping allowed": {"racfg_wipe_drives": True, "nvme_storage_probe": {"drives": [
+            drive(a, signatures=["PTTYPE=gpt"], partitions=["nvme0n1p1"], in_use=[held, "its signatures could not "
+                                                                                      "be read (blkid exited 4: x)"]),
+            drive(b, signatures=["TYPE=swap"])]}},
     })
     assert outcomes["blank"] == "passed", outcomes["output"][-3000:]
+    never = ". In use: never wiped, not even with wipe_drives: true; free it on the host first"
     assert outcomes["unusable"] == (f"{a}: Expected: a block device Actual: no such block device; "
-                                    f"{b}: Expected: not mounted Actual: mounted on /data")
+                                    f"{b}: Expected: not in use Actual: {mounted}{never}")
     assert outcomes["model"] == f"{b}: Expected: model M Actual: X"
     assert outcomes["data"] == (f"{a}: Expected: a blank drive Actual: TYPE=swap; "
                                 f"{b}: Expected: a blank drive Actual: PTTYPE=gpt. Refusing to wipe them: "
                                 "set wipe_drives: true for localhost in the inventory to allow it")
-    assert outcomes["both"] == f"{a}: Expected: not mounted Actual: mounted on /data; {b}: Expected: model M Actual: X"
+    assert outcomes["both"] == f"{a}: Expected: not in use Actual: {mounted}{never}; {b}: Expected: model M Actual: X"
+    assert outcomes["in use, wiping allowed"] == (f"{a}: Expected: not in use Actual: {held}; its signatures could "
+                                                  f"not be read (blkid exited 4: x){never}")
+    (tmp_path / "wipe").mkdir()
+    wiped = run_cases(tmp_path / "wipe", [{"name": "What a wipe would erase", "ansible.builtin.assert": {
+        "that": "nvme_storage_carrying_data | map(attribute='path') | list == ['/dev/nvme1n1']"}}], variables,
+        {"in use": {"nvme_storage_probe": {"drives": [drive(a, signatures=["PTTYPE=gpt"], in_use=[held]),
+                                                      drive(b, signatures=["TYPE=swap"])]}}})
+    assert wiped["in use"] == "passed", wiped["output"][-3000:]
 
 
 # --- common: a kernel parameter the kernel did not take is a failure ----------------------------

@@ -6,6 +6,7 @@ When Weka signs a drive for its cluster it writes a GPT holding one partition of
 and ``partx``/``blkid`` a partition of that type. This module builds exactly that: a protective
 MBR, the primary and backup GPT headers and partition arrays (CRCs computed as UEFI specifies)
 and the signature, as (offset, bytes) chunks so a test can write them with one small script.
+``gpt_chunks`` alone writes a plain GPT (one Linux partition) for the wipe guard's lab tests.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ SECTOR = 512
 ENTRIES = 128
 ENTRY_SIZE = 128
 ENTRY_SECTORS = ENTRIES * ENTRY_SIZE // SECTOR  # 32
+PARTITION_START = 2048  # LBA: 1 MiB, where partitioning tools start the first partition
+LINUX_FILESYSTEM = uuid.UUID("0fc63daf-8483-4772-8e79-3d69d8477de4")  # GPT type of a plain Linux partition
 
 
 def _header(current: int, backup: int, entries_lba: int, last_lba: int, disk_guid: uuid.UUID,
@@ -33,13 +36,14 @@ def _header(current: int, backup: int, entries_lba: int, last_lba: int, disk_gui
     return struct.pack(fmt, *fields).ljust(SECTOR, b"\0")
 
 
-def weka_signed_chunks(size_bytes: int, cluster_id: uuid.UUID) -> list[tuple[int, bytes]]:
-    """(offset, data) chunks that make a drive of ``size_bytes`` look signed by Weka cluster ``cluster_id``."""
+def gpt_chunks(size_bytes: int, seed: uuid.UUID, part_type: uuid.UUID, name: str) -> list[tuple[int, bytes]]:
+    """(offset, data) chunks of a GPT holding one partition of ``part_type`` over the whole drive,
+    its disk and partition GUIDs derived from ``seed``."""
     last_lba = size_bytes // SECTOR - 1
-    first, last = 2048, last_lba - 33
-    disk_guid = uuid.uuid5(cluster_id, "disk")
-    entry = struct.pack("<16s16sQQQ72s", WEKA_PARTITION_TYPE.bytes_le, uuid.uuid5(cluster_id, "part").bytes_le,
-                        first, last, 0, "weka".encode("utf-16-le"))
+    first, last = PARTITION_START, last_lba - 33
+    disk_guid = uuid.uuid5(seed, "disk")
+    entry = struct.pack("<16s16sQQQ72s", part_type.bytes_le, uuid.uuid5(seed, "part").bytes_le,
+                        first, last, 0, name.encode("utf-16-le"))
     entries = entry.ljust(ENTRIES * ENTRY_SIZE, b"\0")
     entries_crc = zlib.crc32(entries)
     mbr = bytearray(SECTOR)
@@ -48,8 +52,13 @@ def weka_signed_chunks(size_bytes: int, cluster_id: uuid.UUID) -> list[tuple[int
     primary = _header(1, last_lba, 2, last_lba, disk_guid, entries_crc)
     backup = _header(last_lba, 1, last_lba - ENTRY_SECTORS, last_lba, disk_guid, entries_crc)
     return [(0, bytes(mbr)), (SECTOR, primary), (2 * SECTOR, entries),
-            ((last_lba - ENTRY_SECTORS) * SECTOR, entries), (last_lba * SECTOR, backup),
-            (first * SECTOR + 8, cluster_id.bytes)]
+            ((last_lba - ENTRY_SECTORS) * SECTOR, entries), (last_lba * SECTOR, backup)]
+
+
+def weka_signed_chunks(size_bytes: int, cluster_id: uuid.UUID) -> list[tuple[int, bytes]]:
+    """(offset, data) chunks that make a drive of ``size_bytes`` look signed by Weka cluster ``cluster_id``."""
+    return [*gpt_chunks(size_bytes, cluster_id, WEKA_PARTITION_TYPE, "weka"),
+            (PARTITION_START * SECTOR + 8, cluster_id.bytes)]
 
 
 def writer_script(device: str, chunks: list[tuple[int, bytes]]) -> str:

@@ -4,7 +4,9 @@ nvme_storage role manages on the free ones (their scheduler, the udev rule, the 
 Why module_utils: two modules read the drives. racfg_drive_probe is the storage play's own read
 (and its read again after a wipe); racfg_probe reads them in the common role's run when the play
 also has the nvme_storage role (playbooks/read.yml, a deploy's read pass and drift): a converged
-storage host then costs one module run, not two. See racfg_drive_probe for what "owned by Weka" means.
+storage host then costs one module run, not two. See racfg_drive_probe for what "owned by Weka" means,
+and racfg_drive_use for what "in use" means (a drive in use is never wiped). A read that fails never
+makes a drive free: it is a reason the drive is in use, or, for Weka's drive list, that it may be Weka's.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import stat
 import subprocess
 from typing import Any
 
+from ansible.module_utils.racfg_drive_use import UseContext, in_use, kernel_name, read_use_context
 from ansible.module_utils.racfg_state import checks_differ, content_diffs
 
 WEKA_PARTITION_TYPE = "993ec906-b4e2-11e7-a205-a0a8cd3ea1de"
@@ -78,13 +81,14 @@ def parse_lsblk(text: str) -> dict[str, Any]:
 
 def weka_owner(drive: dict[str, Any], paths: set[str], serials: set[str], list_state: str,
                weka_installed: bool, partition_type: str) -> str:
-    """Why Weka owns this drive, or '' when it is free for the role to act on."""
+    """Why Weka owns this drive, or '' when it is free for the role to act on. Where Weka is
+    installed and its drive list cannot be read, every drive may be Weka's: owned, never free."""
     if drive["path"] in paths or (drive.get("serial") and drive["serial"] in serials):
         return "in the Weka cluster's drive list"
     if partition_type.lower() in drive.get("partition_types", []):
         return f"carries a Weka partition (GPT type {partition_type.lower()})"
-    if not drive["present"] and weka_installed and list_state != "read":
-        return f"not in the kernel while Weka is installed here and its drive list is unreadable ({list_state})"
+    if weka_installed and list_state != "read":
+        return f"Weka is installed here and its drive list is unreadable ({list_state}): it may be Weka's"
     return ""
 
 
@@ -92,29 +96,67 @@ def _run(argv: list[str]) -> subprocess.CompletedProcess[str]:
     return subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False)
 
 
-def read_drive(path: str) -> dict[str, Any]:
-    """What the kernel and the drive's own bytes say about one drive (nothing is written)."""
+def _tool(argv: list[str], ok: tuple[int, ...] = (0,),
+          name: str = "") -> tuple[subprocess.CompletedProcess[str] | None, str]:
+    """(its result, '') or (None, why it gave no answer): a tool that fails is a read that failed."""
+    name = name or argv[0]
     try:
-        present = stat.S_ISBLK(os.stat(path).st_mode)
+        proc = _run(argv)
+    except subprocess.TimeoutExpired:
+        return None, f"{name} timed out after 60 s"
+    except OSError as exc:
+        return None, f"{name} could not run: {exc.strerror}"
+    if proc.returncode not in ok:
+        return None, f"{name} exited {proc.returncode}: {(proc.stderr or proc.stdout).strip()[:200]}"
+    return proc, ""
+
+
+def is_block_device(path: str) -> bool:
+    try:
+        return stat.S_ISBLK(os.stat(path).st_mode)
     except OSError:
-        present = False
+        return False
+
+
+def read_drive(path: str, use: UseContext | None = None) -> dict[str, Any]:
+    """What the kernel and the drive's own bytes say about one drive (nothing is written). Each
+    read that fails is a reason in ``in_use`` (racfg_drive_use): a drive this module cannot read
+    is never free."""
+    present = is_block_device(path)
     facts: dict[str, Any] = {"path": path, "present": present, "kname": "", "size_bytes": 0, "model": "",
                              "serial": "", "mounts": [], "partitions": [], "signatures": [],
-                             "partition_types": []}
+                             "partition_types": [], "in_use": []}
     if not present:
         return facts
-    lsblk = _run(["lsblk", "--json", "--bytes", "--output", "NAME,KNAME,TYPE,SIZE,MODEL,SERIAL,MOUNTPOINT", path])
-    if lsblk.returncode != 0:
-        raise RuntimeError(f"lsblk {path}: {lsblk.stderr.strip()}")
-    facts.update(parse_lsblk(lsblk.stdout))
-    blkid = _run(["blkid", "--probe", "--output", "export", path])  # 0 found, 2 nothing found
-    if blkid.returncode not in (0, 2):
-        raise RuntimeError(f"blkid {path}: {blkid.stderr.strip()}")
-    facts["signatures"] = parse_blkid_export(blkid.stdout)
+    unread = facts["in_use"]
+    lsblk, why = _tool(["lsblk", "--json", "--bytes", "--output", "NAME,KNAME,TYPE,SIZE,MODEL,SERIAL,MOUNTPOINT",
+                        path])
+    if lsblk is None:
+        unread.append(f"its identity and partitions could not be read ({why})")
+    else:
+        facts.update(parse_lsblk(lsblk.stdout))
+    # 0 found, 2 nothing found, 8 more than one signature (ambivalent): each a drive carrying data
+    blkid, why = _tool(["blkid", "--probe", "--output", "export", path], ok=(0, 2, 8))
+    if blkid is None:
+        unread.append(f"its signatures could not be read ({why})")
+    else:
+        facts["signatures"] = parse_blkid_export(blkid.stdout) or (
+            ["ambivalent signatures (blkid exit 8)"] if blkid.returncode == 8 else [])
     # partx reads the partition table from the drive itself: it sees partitions that have no
-    # device node (a container, a drive whose table the kernel was never told about).
-    partx = _run(["partx", "--show", "--noheadings", "--output", "TYPE", path])
-    facts["partition_types"] = parse_partx_types(partx.stdout) if partx.returncode == 0 else []
+    # device node (a container, a drive whose table the kernel was never told about). Only where
+    # blkid found a table: partx fails on a drive without one.
+    if any(s.startswith("PTTYPE=") for s in facts["signatures"]):
+        partx, why = _tool(["partx", "--show", "--noheadings", "--output", "TYPE", path])
+        if partx is None:
+            unread.append(f"its partition table could not be read ({why})")
+        else:
+            facts["partition_types"] = parse_partx_types(partx.stdout)
+    try:
+        facts["kname"] = facts["kname"] or kernel_name(path)
+    except OSError as exc:
+        unread.append(f"its kernel name could not be read ({exc.filename}: {exc.strerror})")
+    if facts["kname"]:
+        unread += in_use(path, facts["kname"], use or read_use_context())
     return facts
 
 
@@ -122,13 +164,16 @@ def read_weka_drive_list(weka: str | None) -> tuple[Any, str]:
     """(parsed listing or None, 'read' | 'none' | why not)."""
     if weka is None:
         return None, "none"
-    proc = _run([weka, "cluster", "drive", "-J"])
-    if proc.returncode != 0:
-        return None, f"weka cluster drive -J exited {proc.returncode}: {(proc.stderr or proc.stdout).strip()[:200]}"
+    proc, why = _tool([weka, "cluster", "drive", "-J"], name="weka cluster drive -J")
+    if proc is None:
+        return None, why
     try:
-        return json.loads(proc.stdout or "[]"), "read"
+        listing = json.loads(proc.stdout or "[]")
     except ValueError as exc:
         return None, f"weka cluster drive -J printed no JSON: {exc}"
+    if not isinstance(listing, (list, dict)):
+        return None, f"weka cluster drive -J printed no drive list: {proc.stdout.strip()[:200]}"
+    return listing, "read"
 
 
 def drives_record(drives: list[dict[str, Any]]) -> str:
@@ -163,20 +208,19 @@ def compare_state(spec: dict[str, Any], drives: list[dict[str, Any]]) -> dict[st
 
 def read_drives(params: dict[str, Any]) -> dict[str, Any]:
     """What racfg_drive_probe returns for its options ``params`` (drives, host_name, and optionally
-    weka_partition_type, weka_cli, state). Raises RuntimeError when a drive cannot be read."""
+    weka_partition_type, weka_cli, state). A drive that cannot be read is in use (its ``in_use``
+    says why), or Weka's where Weka's drive list cannot be read: never free."""
     weka = shutil.which(params.get("weka_cli") or "weka")
     listing, list_state = read_weka_drive_list(weka)
     paths, serials = weka_drives_of_host(listing, params["host_name"])
     partition_type = params.get("weka_partition_type") or WEKA_PARTITION_TYPE
+    use = read_use_context()  # the mount tables and swaps, once for all drives
     out = []
-    try:
-        for declared in params["drives"]:
-            facts = read_drive(str(declared["path"]))
-            facts["declared_model"] = declared.get("model")
-            facts["weka"] = weka_owner(facts, paths, serials, list_state, weka is not None, partition_type)
-            out.append(facts)
-    except subprocess.TimeoutExpired as exc:
-        raise RuntimeError(str(exc)) from exc
+    for declared in params["drives"]:
+        facts = read_drive(str(declared["path"]), use)
+        facts["declared_model"] = declared.get("model")
+        facts["weka"] = weka_owner(facts, paths, serials, list_state, weka is not None, partition_type)
+        out.append(facts)
     extra = compare_state(params["state"], out) if params.get("state") else {}
     return {"drives": out, "weka_installed": weka is not None, "weka_drive_list": list_state,
             "record": drives_record(out), **extra}

@@ -11,8 +11,14 @@ layer). One module reads all of it for all drives in one SSH round trip, read-on
 A drive is *owned by Weka* when any of these hold:
 - its path or serial is in the cluster's drive list for this host;
 - its partition table holds a partition of Weka's type GUID;
-- it is not a block device any more while the cluster lists it (Weka took it from the kernel),
-  or while Weka is installed here and its drive list could not be read (the safe side).
+- Weka is installed here and its drive list could not be read (the safe side: any drive may be
+  Weka's, a present one as much as one Weka took from the kernel).
+
+A drive is *in use* (``in_use``, racfg_drive_use) when it or anything below it (its partitions,
+their holders all the way down: LVM, dm-crypt and other device-mapper targets, md arrays) is
+mounted in a mount namespace this module can see, used as swap, an active holder, or when the
+kernel refuses to open it exclusively; and when a read of it failed (lsblk, blkid, partx, sysfs,
+the mount table, /proc/swaps). The role never wipes a drive in use, and refuses it by name.
 
 With ``state`` the same run also compares what the role's apply tasks manage on the free drives
 (their I/O scheduler, the udev rule that keeps it, the drives' record), which depend on what
@@ -60,8 +66,10 @@ options:
 """
 
 RETURN = r"""
-drives: {description: one entry per declared drive (path, present, kname, size_bytes, model, serial,
-         declared_model, mounts, partitions, signatures, partition_types, weka), type: list}
+drives: {description: "one entry per declared drive (path, present, kname, size_bytes, model, serial,
+         declared_model, mounts, partitions, signatures, partition_types, in_use (why it is in use, each
+         holder chain or failed read; empty: nothing uses it), weka (why Weka owns it; empty: it does not))",
+         type: list}
 weka_installed: {description: whether the weka CLI is on this host, type: bool}
 weka_drive_list: {description: "'read', 'none' (Weka not installed) or why it could not be read", type: str}
 record: {description: the drives' record this read makes (the content the role writes), type: str}

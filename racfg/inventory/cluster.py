@@ -76,6 +76,7 @@ class ClusterHost:
     src: Loc
     range_index: int = 0  # position inside its name range (0 for the first or a single host)
     gpu_model: str | None = None  # for the bill of materials: the inventory's, else the catalog's
+    python: str | None = None  # the host's Python (ansible_python_interpreter); None: render's default
 
 
 @dataclass
@@ -195,6 +196,7 @@ def build_cluster(inv: m.Inventory, path: Path, display: str, root: Any) -> Clus
                     src=host_src,
                     range_index=k,
                     gpu_model=gpu_model,
+                    python=_pick("python", host, inv.defaults)[0],
                 )
             )
     return cluster

@@ -217,3 +217,51 @@ def test_the_reserved_names_cover_ansibles_own() -> None:
 
     missing = {n for n in get_reserved_names() if n not in RESERVED_VARS and not n.startswith(("ansible_", "with_"))}
     assert missing == set()
+
+
+def _set(data: dict, path: str, value: Any) -> None:
+    *parents, last = [int(p) if p.isdigit() else p for p in path.split("/")]
+    node: Any = data
+    for part in parents:
+        node = node.setdefault(part, {}) if isinstance(node, dict) else node[part]
+    node[last] = value
+
+
+# field (a /-separated path into the base inventory) -> values it takes, values it refuses
+TEXT_FIELDS: dict[str, tuple[list[Any], list[Any]]] = {
+    "site/time_sources": ([["ntp1.example.org", "198.18.0.1", "2001:db8::1"]],
+                          [["ntp1;reboot"], ["-oProxyCommand=x"], ["a b"]]),
+    "site/dns_domain": (["example.org", "lab"], ["example..org", "exa mple.org", "-x.org", "x.org;"]),
+    "site/description": (["Hall 3, row 2 (the GPU pod)"], ["x" * 300]),
+    "software/weka/mount_point": (["/mnt/weka2"], ["mnt/weka", "/mnt/../etc", "/", "/mnt/we ka", "/mnt/$(x)"]),
+    "software/weka/filesystem": (["fs-1.a"], ["a b", "a;b", "-x"]),
+    "software/tuning/sysctl": ([{"net.ipv4.tcp_rmem": "4096 87380 134217728", "kernel.pid_max": 4194304,
+                                 "kernel.core_pattern": "|/usr/lib/systemd/systemd-coredump %P"}],
+                               [{"kernel": 1}, {"net..x": 1}, {"net/x.y": 1}, {"net.core.x": "\u00e9"}]),
+    "hosts/0/ssh_user": (["ubuntu"], ["root;x", "-oProxyCommand", "a b"]),
+    "hosts/0/ssh_key": (["~/.ssh/id_ed25519"], ["-i", "a b", "../../x"]),
+    "hosts/0/python": (["/opt/python3/bin/python3"], ["python3", "/usr/bin/python3 -c x"]),
+    "hosts/0/nics/0/port": (["1/2", 3], ["1/1;x", "1/1 2"]),
+    "switches/0/credentials/password_env": (["SW_PASS"], ["SW-PASS", "1X"]),
+    "software/ofed": ([{"flavor": "mlnx", "source": "https://example.org/ofed.tgz", "install_flags": ["--force"]}],
+                      [{"flavor": "mlnx", "source": "http://x/y z"}, {"flavor": "mlnx", "install_flags": ["--x;y"]}]),
+}
+
+
+@pytest.mark.parametrize("field", TEXT_FIELDS)
+def test_each_text_field_takes_what_it_names_and_nothing_else(write_inventory: Callable[..., Path],
+                                                              field: str) -> None:
+    from tests.inventory.conftest import base
+
+    good, bad = TEXT_FIELDS[field]
+    for value in good:
+        data = base()
+        _set(data, field, value)
+        load_cluster(write_inventory(data))
+    for value in bad:
+        data = base()
+        _set(data, field, value)
+        with pytest.raises(InventoryError) as info:
+            load_cluster(write_inventory(data))
+        place = field.replace("/", ".").replace(".0", "[0]")
+        assert any(p.path.startswith(place) for p in info.value.problems), (value, info.value.problems)

@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 from pydantic import Field, field_validator, model_validator
 
 from racfg.inventory.model.base import Strict
-from racfg.inventory.model.text import AbsPath, Image, LocalPath, Text
+from racfg.inventory.model.text import AbsPath, Args, FigureName, Image, LocalPath, Text
 
 SHAPE_PATTERN = r"^[1-9][0-9]*x[1-9][0-9]*$"
 Shape = Annotated[str, Field(pattern=SHAPE_PATTERN, description="NODESxGPUS_PER_NODE, e.g. 2x4.")]
@@ -102,9 +102,9 @@ class NcclTests(Strict):
     image: Image | None = Field(None, description="Container image holding nccl-tests, e.g. "
                                 "nvcr.io/nvidia/pytorch:24.05-py3 (srun launcher only: --container-image, pyxis).")
     launcher: Literal["mpirun", "srun"] = Field("mpirun", description="Starts the ranks of a step over several nodes.")
-    args: str = Field("-b 1G -e 8G -f 2", pattern=r"^[A-Za-z0-9_.=,:/+@% -]*$",
-                      description="all_reduce_perf arguments (sizes, iterations), words of letters, digits and "
-                      ". _ = , : / + @ % - separated by blanks; the largest size's bus bandwidth is judged.")
+    args: Args = Field("-b 1G -e 8G -f 2",
+                       description="all_reduce_perf arguments (sizes, iterations), words of letters, digits and "
+                       ". _ = , : / + @ % - separated by blanks; the largest size's bus bandwidth is judged.")
     timeout_s: float = Field(900, gt=0, description="Upper bound of one run; its processes are stopped after it.")
 
     @model_validator(mode="after")
@@ -142,7 +142,7 @@ class Acceptance(Strict):
     client_storage_gbytes_per_s: float = Field(
         10.8, gt=0, description="Per-client storage read bandwidth (RA: 10.8 GB/s on one 100G link)."
     )
-    references: dict[Annotated[str, Field(pattern=r"^[A-Za-z0-9_.\-]+$")], dict[StepKey, Reference]] = Field(
+    references: dict[FigureName, dict[StepKey, Reference]] = Field(
         default_factory=dict, description="Benchmark name -> node count (or shape NODESxGPUS, e.g. 2x4) -> reference."
     )
     budget: Budget = Field(default_factory=Budget)

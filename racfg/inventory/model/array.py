@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Literal
 
 from pydantic import Field
 
 from racfg.inventory.model.base import NAME_PATTERN, Strict
-from racfg.inventory.model.text import AbsPath, HostOrAddress, Text, Word
+from racfg.inventory.model.text import AbsPath, HostOrAddress, MountOption, MountPoint, Text
 
 
 class StorageArray(Strict):
@@ -31,9 +31,9 @@ class StorageArray(Strict):
         "kernel has no NFS client).")
     server: HostOrAddress = Field(description="Data-fabric IPv4 address (or host name) the export is served on.")
     export: AbsPath = Field(description="Exported path on the server, e.g. /export/ai.")
-    mount_point: AbsPath = Field("/mnt/array", pattern=r"^/.", description="Where the GPU servers mount it "
-                                 "(an absolute path without blanks, not /).")
-    mount_options: list[Annotated[Word, Field(pattern=r"^[^,]+$")]] = Field(
+    mount_point: MountPoint = Field("/mnt/array", description="Where the GPU servers mount it (an absolute path "
+                                    "without blanks, not /).")
+    mount_options: list[MountOption] = Field(
         default_factory=lambda: ["hard", "proto=tcp", "vers=3", "rsize=1048576", "wsize=1048576"],
         description="Mount options, one per item; validate checks those the kernel reports in /proc/mounts.")
     clients: Literal["dgx", "none"] = Field("dgx", description="Which hosts mount the export.")

@@ -7,7 +7,7 @@ from typing import Literal
 from pydantic import Field
 
 from racfg.inventory.model.base import Strict
-from racfg.inventory.model.text import AbsPath, FsName, Source, SysctlKey, SysctlValue, Text, Version, Word
+from racfg.inventory.model.text import FsName, MountPoint, Source, SysctlKey, SysctlValue, Text, Version, Word
 
 
 class Ofed(Strict):
@@ -29,8 +29,8 @@ class Weka(Strict):
     version: Version | None = Field(None, description="Weka version the backends must run, e.g. 3.3.3.")
     dist: Source | None = Field(None, description="Path or http(s) URL of the Weka distribution; absent: role "
                                 "skipped.")
-    mount_point: AbsPath = Field("/mnt/weka", description="Where clients mount the Weka filesystem (an absolute "
-                                 "path without blanks).")
+    mount_point: MountPoint = Field("/mnt/weka", description="Where clients mount the Weka filesystem (an "
+                                    "absolute path without blanks, not /).")
     filesystem: FsName = Field("default", description="Weka filesystem the clients mount (letters, digits, '_', "
                                "'.', '-').")
     clients: Literal["dgx", "none"] = Field("dgx", description="Which hosts mount the filesystem as clients.")

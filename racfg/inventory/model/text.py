@@ -32,6 +32,9 @@ _WORD = re.compile(r"^[A-Za-z0-9_.=,:/+@%-]+$")
 _IMAGE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/:@+-]*$")
 _VAR = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _PORT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9/:._-]*$")
+_MOUNT_OPTION = re.compile(r"^[A-Za-z0-9_.=:/+@%-]+$")
+_ARGS = re.compile(r"^[A-Za-z0-9_.=,:/+@% -]*$")
+_FIGURE = re.compile(r"^[A-Za-z0-9_.-]+$")
 TEXT_MAX = 256
 
 
@@ -56,6 +59,12 @@ def _no_dotdot(check: Callable[[str], str]) -> Callable[[str], str]:
         return value
 
     return both
+
+
+def _mount_point(value: str) -> str:
+    if value == "/":
+        raise ValueError("a mount point cannot be /")
+    return value
 
 
 def _host_or_address(value: str) -> str:
@@ -137,6 +146,12 @@ HostOrAddress = Annotated[str, AfterValidator(_host_or_address)]
 DnsName = Annotated[str, AfterValidator(_dns_name)]
 AbsPath = Annotated[str, AfterValidator(_no_dotdot(_check(
     _ABS_PATH, "an absolute path of letters, digits and . _ + @ % = , : / - (no blanks, no '..')")))]
+MountPoint = Annotated[AbsPath, AfterValidator(_mount_point)]
+MountOption = Annotated[str, AfterValidator(_check(
+    _MOUNT_OPTION, "one mount option of letters, digits and . _ = : / + @ % - (no ',' or blank)", 255))]
+Args = Annotated[str, AfterValidator(_check(
+    _ARGS, "arguments: words of letters, digits and . _ = , : / + @ % - separated by blanks", 1024))]
+FigureName = Annotated[str, AfterValidator(_check(_FIGURE, "a figure name of letters, digits, '_', '.', '-'", 128))]
 LocalPath = Annotated[str, AfterValidator(_no_dotdot(_check(_PATH, _PATH_ALLOWED)))]
 Source = Annotated[str, AfterValidator(_source)]
 Version = Annotated[str, AfterValidator(_check(
@@ -155,7 +170,7 @@ VarName = Annotated[str, AfterValidator(_var_name)]
 Port = Annotated[str, AfterValidator(_check(_PORT, "a port name of letters, digits and / : . _ - (e.g. Eth1/1)", 64))]
 
 __all__ = [
-    "RESERVED_PREFIXES", "RESERVED_VARS", "TEXT_MAX", "AbsPath", "DnsName", "EnvName", "FsName", "HostOrAddress",
-    "Image", "LocalPath", "Port", "Source", "SysctlKey", "SysctlValue", "Text", "UserName", "VarName", "Version",
-    "Word",
+    "RESERVED_PREFIXES", "RESERVED_VARS", "TEXT_MAX", "AbsPath", "Args", "DnsName", "EnvName", "FigureName",
+    "FsName", "HostOrAddress", "Image", "LocalPath", "MountOption", "MountPoint", "Port", "Source", "SysctlKey",
+    "SysctlValue", "Text", "UserName", "VarName", "Version", "Word",
 ]

@@ -265,3 +265,26 @@ def test_each_text_field_takes_what_it_names_and_nothing_else(write_inventory: C
             load_cluster(write_inventory(data))
         place = field.replace("/", ".").replace(".0", "[0]")
         assert any(p.path.startswith(place) for p in info.value.problems), (value, info.value.problems)
+
+
+@pytest.mark.parametrize("path", [*sorted((REPO / "inventory").glob("*.yaml")), REPO / "bench" / "pod128.yaml"],
+                         ids=lambda p: p.name)
+def test_the_bounded_loader_reads_what_pyyaml_reads(path: Path) -> None:
+    """The loader that counts while it reads builds the same values as PyYAML's own safe_load (keys
+    as text: racfg's loader reads every key as one, 1: as '1')."""
+    from racfg.inventory.source import load_yaml
+
+    assert load_yaml(path) == _text_keys(yaml.safe_load(path.read_text()))
+
+
+def _text_keys(node: Any) -> Any:
+    if isinstance(node, dict):
+        return {str(key): _text_keys(value) for key, value in node.items()}
+    return [_text_keys(value) for value in node] if isinstance(node, list) else node
+
+
+def test_anchors_and_aliases_read_as_pyyaml_reads_them(write_inventory: Callable[..., Path]) -> None:
+    from racfg.inventory.source import load_yaml
+
+    text = "a: &n {x: [1, 2.5, true, null, '3', 2026-01-02]}\nb: *n\nc: [*n, &s text, *s]\nd: {? k : v}\n"
+    assert load_yaml(write_inventory(text)) == _text_keys(yaml.safe_load(text))

@@ -13,7 +13,7 @@ from pydantic import BaseModel, ValidationError
 
 from racfg.errors import UsageError
 from racfg.inventory import model as m
-from racfg.inventory.cluster import Cluster, build_cluster
+from racfg.inventory.cluster import Cluster, TooLarge, build_cluster
 from racfg.inventory.inert import refused_strings
 from racfg.inventory.leafspine import resolve_topology
 from racfg.inventory.source import LDict, LList, Loc, SourceError, format_path, line_of, load_yaml, located
@@ -168,7 +168,12 @@ def load_cluster(path: str | Path, display: str | None = None) -> Cluster:
         except SourceError as exc:
             raise InventoryError([Problem(exc.file, exc.line, "", exc.message, None, exc.hint)]) from None
         inventory = parse_inventory(root, shown)
-        return with_topology(build_cluster(inventory, path, shown, root))
+        try:
+            cluster = build_cluster(inventory, path, shown, root)
+        except TooLarge as exc:
+            raise InventoryError([Problem(shown, line_of(root, exc.loc), format_path(exc.loc), str(exc), None,
+                                          "a range names at most 100,000 hosts; a site far fewer")]) from None
+        return with_topology(cluster)
     finally:
         if enabled:
             gc.enable()

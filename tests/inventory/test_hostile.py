@@ -288,3 +288,33 @@ def test_anchors_and_aliases_read_as_pyyaml_reads_them(write_inventory: Callable
 
     text = "a: &n {x: [1, 2.5, true, null, '3', 2026-01-02]}\nb: *n\nc: [*n, &s text, *s]\nd: {? k : v}\n"
     assert load_yaml(write_inventory(text)) == _text_keys(yaml.safe_load(text))
+
+
+def test_a_range_bomb_is_refused_before_any_host_is_built(tmp_path: Path) -> None:
+    """Fifty lines of 100,000-host ranges would be 5,000,000 hosts: refused at the entry that passes the
+    bound, counted from the ranges, not by building them."""
+    from racfg.inventory.cluster import MAX_EXPANDED
+
+    data = lab()
+    data["hosts"] = [{"name": f"h{i}x[1:100000]", "role": "dgx", "mgmt": "198.18.0.11"} for i in range(50)]
+    path = tmp_path / "site.yaml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False, width=1000))
+    # each dgx host is itself and its one data NIC (lab.yaml's defaults): the second entry passes the bound
+    line = next(n for n, text in enumerate(path.read_text().splitlines(), start=1) if "h1x" in text)
+    result = racfg("check", str(path))
+    assert result.returncode == 2
+    assert (f"{path}:{line} hosts[1].name: the hosts expand to more than {MAX_EXPANDED:,} hosts, NICs and drives"
+            in result.stderr)
+
+
+def test_links_that_name_more_links_than_the_bound_are_one_problem() -> None:
+    data = yaml.safe_load((REPO / "inventory" / "ra-leafspine.yaml").read_text())
+    data["links"][0].update(leaves="leaf[1:100000]", spines="spine[1:100000]")
+    with pytest.raises(InventoryError) as info:
+        from racfg.inventory.cluster import build_cluster
+        from racfg.inventory.loader import parse_inventory, with_topology
+
+        with_topology(build_cluster(parse_inventory(data, "x.yaml"), Path("x.yaml"), "x.yaml", data))
+    [problem] = info.value.problems
+    isls = 100_000 * 100_000 * data["links"][0]["count"]
+    assert problem.path == "links" and f"name {isls:,} inter-switch links" in problem.message

@@ -9,7 +9,7 @@ from pydantic import Field, field_validator
 
 from racfg.inventory.model.base import NAME_PATTERN, Speed, Strict, _check_ipv4, _check_speed
 from racfg.inventory.model.text import AbsPath, LocalPath, Port, Text, UserName, VarName, Version
-from racfg.inventory.ranges import expand_range
+from racfg.inventory.ranges import check_range
 
 
 class Nic(Strict):
@@ -46,7 +46,7 @@ class Drive(Strict):
     @field_validator("path")
     @classmethod
     def _range(cls, value: str) -> str:
-        expand_range(value)
+        check_range(value)
         return value
 
 
@@ -89,7 +89,7 @@ class Host(HostBase):
     @field_validator("name")
     @classmethod
     def _range(cls, value: str) -> str:
-        expand_range(value)
+        check_range(value)
         return value
 
     _mgmt = field_validator("mgmt")(_check_ipv4)

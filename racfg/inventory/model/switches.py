@@ -9,7 +9,7 @@ from pydantic import Field, field_validator, model_validator
 
 from racfg.inventory.model.base import NAME_PATTERN, Speed, Strict, _check_ipv4, _check_pool, _check_speed
 from racfg.inventory.model.text import EnvName, LocalPath, Port, Text, UserName, Version
-from racfg.inventory.ranges import expand_range
+from racfg.inventory.ranges import check_range
 
 
 class Credentials(Strict):
@@ -95,7 +95,7 @@ class Links(Strict):
     @field_validator("leaves", "spines")
     @classmethod
     def _range(cls, value: str) -> str:
-        expand_range(value)
+        check_range(value)
         return value
 
     _pool = field_validator("pool")(_check_pool)

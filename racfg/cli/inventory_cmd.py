@@ -159,7 +159,10 @@ def check(
 
     Prints the findings (each with file:line and field path), a topology summary, a bill of
     materials and the bandwidth budget. Exit 0 when there are no errors, 1 with RA violations,
-    2 when the file itself is invalid.
+    2 when the file itself is invalid: not YAML, larger than 32 MiB, nested deeper than 64 levels
+    or more than 2,000,000 values with its aliases expanded, a key the schema does not know, or a
+    value that is not data (a control character, a Jinja marker, a vars name Ansible or racfg
+    reserves; docs/inventory.md, "Values racfg refuses").
     """
     cluster = opts.inventory("check", inventory)
     findings = evaluate(cluster)

@@ -14,12 +14,25 @@ from typing import Any
 
 from racfg.catalog import HOST_MODELS, SWITCH_MODELS, SwitchModel, parse_port, parse_speed, port_by_index
 from racfg.inventory import model as m
-from racfg.inventory.ranges import expand_range
+from racfg.inventory.ranges import expand_range, range_size
 from racfg.inventory.source import Loc, format_path, line_of
 from racfg.inventory.topology import Topology
 
 # Sources the hosts read themselves (MLNX_OFED URLs); anything else is a path on the controller.
 HOST_READ_PREFIXES = ("http://", "https://")
+
+# Hosts, their NICs and drives once ranges expand. One range may name 100,000 hosts, so a few lines
+# could name 10^8 (a "range bomb", as an alias bomb is one of values). Counted before anything is
+# built; far above a real site (a 4,000-host site has 14,000).
+MAX_EXPANDED = 250_000
+
+
+class TooLarge(ValueError):
+    """The inventory expands past MAX_EXPANDED; ``loc`` is the host entry where it does."""
+
+    def __init__(self, loc: Loc, message: str) -> None:
+        super().__init__(message)
+        self.loc = loc
 
 
 @dataclass(frozen=True)
@@ -76,6 +89,7 @@ class ClusterHost:
     src: Loc
     range_index: int = 0  # position inside its name range (0 for the first or a single host)
     gpu_model: str | None = None  # for the bill of materials: the inventory's, else the catalog's
+    python: str | None = None  # the host's Python (ansible_python_interpreter); None: render's default
 
 
 @dataclass
@@ -142,12 +156,25 @@ def resolve_switch(index: int, spec: m.Switch) -> ClusterSwitch:
     return ClusterSwitch(spec, model, ("switches", index))
 
 
+def check_size(inv: m.Inventory) -> None:
+    """Raise TooLarge at the host entry whose ranges take the site past MAX_EXPANDED."""
+    expanded = 0
+    for index, host in enumerate(inv.hosts):
+        nics = _pick("nics", host, inv.defaults)[0] or []
+        drives = _pick("drives", host, inv.defaults)[0] or []
+        expanded += range_size(host.name) * (1 + len(nics) + sum(range_size(d.path) for d in drives))
+        if expanded > MAX_EXPANDED:
+            raise TooLarge(("hosts", index, "name"), f"the hosts expand to more than {MAX_EXPANDED:,} hosts, "
+                           "NICs and drives with this entry")
+
+
 def build_cluster(inv: m.Inventory, path: Path, display: str, root: Any) -> Cluster:
     """Expand ranges and defaults into concrete hosts. Never raises for RA-level problems:
     those are policy findings (an unknown switch, a port off the panel ...)."""
     cluster = Cluster(inv, path, display, root)
     for index, spec in enumerate(inv.switches):
         cluster.switches.setdefault(spec.name, resolve_switch(index, spec))
+    check_size(inv)
     for h_index, host in enumerate(inv.hosts):
         names = expand_range(host.name)
         nics, nics_src = _pick("nics", host, inv.defaults)
@@ -195,6 +222,7 @@ def build_cluster(inv: m.Inventory, path: Path, display: str, root: Any) -> Clus
                     src=host_src,
                     range_index=k,
                     gpu_model=gpu_model,
+                    python=_pick("python", host, inv.defaults)[0],
                 )
             )
     return cluster

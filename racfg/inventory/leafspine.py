@@ -15,8 +15,8 @@ from dataclasses import dataclass
 
 from racfg.catalog import parse_port, parse_speed, port_by_index
 from racfg.inventory import model as m
-from racfg.inventory.cluster import Cluster, ClusterSwitch
-from racfg.inventory.ranges import expand_range
+from racfg.inventory.cluster import MAX_EXPANDED, Cluster, ClusterSwitch
+from racfg.inventory.ranges import expand_range, range_size
 from racfg.inventory.topology import HostSubnet, Isl, Loc, Topology
 
 
@@ -63,6 +63,11 @@ def resolve_topology(cluster: Cluster) -> tuple[Topology, list[TopologyProblem]]
             topo.roles.setdefault(spec.name, spec.role)
         topo.router_ids.setdefault(spec.name, spec.mgmt)
     host_ports = _host_ports(cluster, topo, problems)
+    isls = sum(range_size(spec.leaves) * range_size(spec.spines) * spec.count for spec in inv.links)
+    if isls > MAX_EXPANDED:  # counted before one is drawn: a few ranges could name 10^8
+        problems.append(TopologyProblem(("links",), f"the links entries name {isls:,} inter-switch links, more "
+                                        f"than {MAX_EXPANDED:,}", "list each leaf's and spine's real links"))
+        return topo, problems
     _links(cluster, topo, host_ports, problems)
     named = {name for spec in inv.links for text in (spec.leaves, spec.spines) for name in expand_range(text)}
     for sw in cluster.switches.values():  # a switch a bad links entry names has its problem there already
@@ -96,13 +101,15 @@ def _host_ports(cluster: Cluster, topo: Topology, problems: list[TopologyProblem
 def _members(cluster: Cluster, topo: Topology, text: str, role: str, loc: Loc,
              problems: list[TopologyProblem]) -> list[ClusterSwitch]:
     found = []
-    for name in expand_range(text):
-        sw = cluster.switches.get(name)
-        if sw is None:
-            problems.append(TopologyProblem(loc, f"switch {name} is not defined",
-                                            f"defined switches: {', '.join(cluster.switches)}"))
-        elif topo.roles.get(name) != role:
-            problems.append(TopologyProblem(loc, f"{name} is not a {role} (role: {topo.roles.get(name)})",
+    missing = [name for name in expand_range(text) if name not in cluster.switches]
+    if missing:  # one problem for the entry, however many names its range holds
+        more = f" and {len(missing) - 3:,} more" if len(missing) > 3 else ""
+        problems.append(TopologyProblem(loc, f"switch{'es' if len(missing) > 1 else ''} {', '.join(missing[:3])}"
+                                        f"{more} {'are' if len(missing) > 1 else 'is'} not defined",
+                                        f"defined switches: {', '.join(cluster.switches)}"))
+    for sw in (cluster.switches[name] for name in expand_range(text) if name in cluster.switches):
+        if topo.roles.get(sw.name) != role:
+            problems.append(TopologyProblem(loc, f"{sw.name} is not a {role} (role: {topo.roles.get(sw.name)})",
                                             f"list {role}s here"))
         else:
             found.append(sw)

@@ -13,7 +13,8 @@ from pydantic import BaseModel, ValidationError
 
 from racfg.errors import UsageError
 from racfg.inventory import model as m
-from racfg.inventory.cluster import Cluster, build_cluster
+from racfg.inventory.cluster import Cluster, TooLarge, build_cluster
+from racfg.inventory.inert import refused_strings
 from racfg.inventory.leafspine import resolve_topology
 from racfg.inventory.source import LDict, LList, Loc, SourceError, format_path, line_of, load_yaml, located
 
@@ -125,14 +126,22 @@ def parse_inventory(root: Any, display: str) -> m.Inventory:
         raise InventoryError([Problem(display, getattr(root, "line", 1) or 1, "",
                                       "the top level must be a mapping (site:, fabric:, switches:, hosts: ...)",
                                       _found(root))])
+    # what no value may hold, whatever its field (racfg.inventory.inert): reported first, for the
+    # whole file, and before the schema's own message for the same place
+    problems: dict[str, Problem] = {}
+    for loc, message, hint in refused_strings(root):
+        path = format_path(loc)
+        problems.setdefault(path, Problem(display, line_of(root, loc), path, message, None, hint))
     try:
-        return m.Inventory.model_validate(root)
+        inventory = m.Inventory.model_validate(root)
     except ValidationError as exc:
-        problems: dict[str, Problem] = {}
         for error in exc.errors():
             problem = _problem(display, root, error)
             problems.setdefault(problem.path, problem)  # a union field reports once per place
         raise InventoryError(list(problems.values())) from None
+    if problems:
+        raise InventoryError(list(problems.values()))
+    return inventory
 
 
 def with_topology(cluster: Cluster) -> Cluster:
@@ -159,7 +168,12 @@ def load_cluster(path: str | Path, display: str | None = None) -> Cluster:
         except SourceError as exc:
             raise InventoryError([Problem(exc.file, exc.line, "", exc.message, None, exc.hint)]) from None
         inventory = parse_inventory(root, shown)
-        return with_topology(build_cluster(inventory, path, shown, root))
+        try:
+            cluster = build_cluster(inventory, path, shown, root)
+        except TooLarge as exc:
+            raise InventoryError([Problem(shown, line_of(root, exc.loc), format_path(exc.loc), str(exc), None,
+                                          "a range names at most 100,000 hosts; a site far fewer")]) from None
+        return with_topology(cluster)
     finally:
         if enabled:
             gc.enable()

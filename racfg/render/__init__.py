@@ -11,6 +11,7 @@ from racfg.render.ansible_inventory import group_vars, host_vars, inventory_tree
 from racfg.render.anta_catalog import anta_catalog_files
 from racfg.render.connection_options import connection_options
 from racfg.render.fabric_doc import fabric_markdown
+from racfg.render.unsafe import add_representers, load_rendered, mark_unsafe
 
 HEADER = "# Rendered by racfg from {source}. Do not edit: change the inventory and render again.\n"
 
@@ -22,6 +23,9 @@ class _Dumper(yaml.SafeDumper):
         return True
 
 
+add_representers(_Dumper)
+
+
 def _dump(data: object, source: str) -> str:
     body = yaml.dump(data, Dumper=_Dumper, sort_keys=True, default_flow_style=False, width=120,
                      explicit_start=True)
@@ -30,17 +34,19 @@ def _dump(data: object, source: str) -> str:
 
 def render_files(cluster: Cluster) -> dict[str, str]:
     """All rendered files as {relative path: text}. Pure: same cluster -> same bytes, whatever runs
-    on this machine (a lab's key and passwords reach a run through ``connection_options``, not here)."""
+    on this machine (a lab's key and passwords reach a run through ``connection_options``, not here).
+    Every string of the variables files is ``!unsafe`` (racfg.render.unsafe): read them back with
+    ``load_rendered``."""
     source = Path(cluster.display).name
     files = {
         "hosts.yml": _dump(inventory_tree(cluster), source),
-        "group_vars/all.yml": _dump(group_vars(cluster), source),
+        "group_vars/all.yml": _dump(mark_unsafe(group_vars(cluster)), source),
         "fabric.md": fabric_markdown(cluster),
     }
     for host in cluster.hosts:
-        files[f"host_vars/{host.name}.yml"] = _dump(host_vars(cluster, host), source)
+        files[f"host_vars/{host.name}.yml"] = _dump(mark_unsafe(host_vars(cluster, host)), source)
     for switch in cluster.switches.values():
-        files[f"host_vars/{switch.name}.yml"] = _dump(switch_vars(cluster, switch), source)
+        files[f"host_vars/{switch.name}.yml"] = _dump(mark_unsafe(switch_vars(cluster, switch)), source)
     files.update(anta_catalog_files(cluster))  # EOS switches only
     return files
 
@@ -66,4 +72,4 @@ def write_rendered(cluster: Cluster, out: Path) -> list[Path]:
     return written
 
 
-__all__ = ["connection_options", "render_files", "write_rendered"]
+__all__ = ["connection_options", "load_rendered", "render_files", "write_rendered"]

@@ -12,6 +12,7 @@ from typing import Any
 from racfg.errors import UsageError
 from racfg.inventory.cluster import Cluster, ClusterHost, ClusterSwitch
 from racfg.render.routing import host_routing, switch_routing
+from racfg.render.unsafe import Template
 from racfg.switches.intent import IntendedSwitch, intended_from_vars
 
 
@@ -72,7 +73,8 @@ def ofed_vars(cluster: Cluster) -> dict[str, Any] | None:
 
 # The hosts' Python: every supported OS (DGX OS, Ubuntu, Debian) has it there. Named rather than
 # discovered: discovery costs each host one more SSH command on every run (issue 40); a host whose
-# Python lives elsewhere sets ansible_python_interpreter in its inventory ``vars``.
+# Python lives elsewhere names it in the inventory (``python``, an absolute path: ``vars`` cannot set
+# ansible_* variables).
 HOST_PYTHON = "/usr/bin/python3"
 
 
@@ -82,7 +84,7 @@ def host_vars(cluster: Cluster, host: ClusterHost) -> dict[str, Any]:
         "ansible_host": str(host.mgmt),
         "ansible_user": host.ssh_user,
         "ansible_port": host.ssh_port,
-        "ansible_python_interpreter": HOST_PYTHON,
+        "ansible_python_interpreter": host.python or HOST_PYTHON,
     }
     if host.ssh_key:
         out["ansible_ssh_private_key_file"] = host.ssh_key
@@ -151,7 +153,7 @@ def switch_vars(cluster: Cluster, switch: ClusterSwitch) -> dict[str, Any]:
     return {
         **extra,
         "ansible_connection": "local",
-        "ansible_python_interpreter": "{{ ansible_playbook_python }}",
+        "ansible_python_interpreter": Template("{{ ansible_playbook_python }}"),  # racfg's own template
         "racfg_switch": {
             "name": spec.name,
             "site": cluster.name,

@@ -55,9 +55,12 @@ def _fields(plan: SmokePlan, hosts: list[str], host: str, gpus: int = 0) -> dict
 
 
 def render(spec: UserBenchmark, fields: dict[str, str]) -> str:
+    """The benchmark's shell command: the inventory's command (a command by design, see
+    UserBenchmark.command) with each placeholder's value quoted, so a value is one word."""
+    quoted = {key: shlex.quote(value) for key, value in fields.items()}
     try:
-        command = spec.command.format(**fields)
-        prefix = LAUNCHERS.get(spec.launcher, "").format(**fields)
+        command = spec.command.format(**quoted)
+        prefix = LAUNCHERS.get(spec.launcher, "").format(**quoted)
     except (KeyError, IndexError, ValueError) as exc:
         raise UsageError(f"acceptance.smoke.benchmark.command: unknown placeholder {exc}",
                          hint="placeholders: " + ", ".join(f"{{{k}}}" for k in sorted(fields))) from None

@@ -7,6 +7,7 @@ bounded and stopped on the way out, whatever ends the run (an error, a lost host
 
 from __future__ import annotations
 
+import shlex
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -134,7 +135,8 @@ def _nic_rates(plan: SmokePlan, fleet: Fleet) -> SmokePlan:
         if link.rate_source != "inventory":
             continue
         try:
-            text = fleet[link.host].run(f"cat /sys/class/net/{link.nic}/speed 2>/dev/null", timeout=10).stdout.strip()
+            speed = shlex.quote(f"/sys/class/net/{link.nic}/speed")
+            text = fleet[link.host].run(f"cat {speed} 2>/dev/null", timeout=10).stdout.strip()
         except MeasurementError:
             continue
         if text.isdigit() and 0 < int(text) < 10_000_000:

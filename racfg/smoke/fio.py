@@ -8,6 +8,7 @@ with ``--readonly``, and the figure is said plainly to be drive-side.
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -81,7 +82,7 @@ def mounted(fleet: Fleet, hosts: Sequence[str], mount_point: str) -> list[str]:
     out = []
     for host in hosts:
         try:
-            if fleet[host].run(f"mountpoint -q {mount_point}", timeout=10).rc == 0:
+            if fleet[host].run(f"mountpoint -q {shlex.quote(mount_point)}", timeout=10).rc == 0:
                 out.append(host)
         except MeasurementError:
             continue

@@ -32,15 +32,16 @@ from racfg.smoke.tcp import stop_unfinished
 def command_line(spec: NcclTests, hosts: list[str], gpus: int) -> str:
     """The shell command, run on the first host: one process over all GPUs on one node, else one rank
     per GPU through the launcher."""
-    test = f"{spec.command} {spec.args}"
+    # every inventory value quoted: the program's path, its arguments word by word, the image, the hosts
+    test = shlex.join([spec.command, *shlex.split(spec.args)])
     image = f"--container-image={shlex.quote(spec.image)} " if spec.image else ""
     if len(hosts) == 1 and not spec.image:
-        return f"{test} -g {gpus}"
+        return f"{test} -g {int(gpus)}"
     if spec.launcher == "srun":
-        return (f"srun -N {len(hosts)} -w {','.join(hosts)} --ntasks-per-node={gpus} --gpus-per-node={gpus} "
-                f"--mpi=pmix {image}{test} -g 1")
+        return (f"srun -N {len(hosts)} -w {shlex.quote(','.join(hosts))} --ntasks-per-node={int(gpus)} "
+                f"--gpus-per-node={int(gpus)} --mpi=pmix {image}{test} -g 1")
     slots = ",".join(f"{h}:{gpus}" for h in hosts)
-    return (f"mpirun -np {len(hosts) * gpus} -H {slots} --bind-to none -x NCCL_DEBUG=WARN -x PATH "
+    return (f"mpirun -np {len(hosts) * gpus} -H {shlex.quote(slots)} --bind-to none -x NCCL_DEBUG=WARN -x PATH "
             f"-x LD_LIBRARY_PATH {test} -g 1")
 
 

@@ -6,6 +6,8 @@ one (the lab, a plain Ethernet NIC) is skipped with that reason, never passed.
 
 from __future__ import annotations
 
+import shlex
+
 from racfg.smoke.errors import MeasurementError, ParseError
 from racfg.smoke.perftest_output import PerftestResult, parse_perftest
 from racfg.smoke.plan import Link
@@ -17,7 +19,8 @@ PERFTEST_PORT = 18515
 
 def rdma_device(fleet: Fleet, link: Link) -> str | None:
     try:
-        out = fleet[link.host].run(f"ls /sys/class/net/{link.nic}/device/infiniband 2>/dev/null", timeout=10).stdout
+        devices = shlex.quote(f"/sys/class/net/{link.nic}/device/infiniband")
+        out = fleet[link.host].run(f"ls {devices} 2>/dev/null", timeout=10).stdout
     except MeasurementError:
         return None
     names = out.split()

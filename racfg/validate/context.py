@@ -16,10 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from racfg.connection import NO_OVERRIDES, ConnectionOverrides
 from racfg.hostssh import HostSession, SshEndpoint
+from racfg.render.unsafe import load_rendered
 from racfg.validate.analysis import CableEnd, CablingVerdict, cabling_verdicts
 from racfg.validate.pathmatrix import NicPaths, Outcome, attribute
 from racfg.validate.probe import HostProbe, PingPath, ping_paths, run_probe
@@ -40,7 +39,8 @@ def find_context(config: Any) -> ValidateContext | None:
 
 
 def _load_yaml(path: Path) -> Any:
-    return yaml.safe_load(path.read_text(encoding="utf-8")) if path.is_file() else None
+    """A rendered file; its ``!unsafe`` strings (racfg.render.unsafe) read as plain strings."""
+    return load_rendered(path.read_text(encoding="utf-8")) if path.is_file() else None
 
 
 def _each(names: list[str], fn: Any, workers: int) -> dict[str, Any]:

@@ -133,7 +133,7 @@ def script(commands: dict[str, str], pings: list[PingPath]) -> str:
     """One POSIX shell script printing every section between markers; pings run in parallel."""
     lines = ["export LC_ALL=C PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"]
     for key, command in commands.items():
-        lines.append(f"echo '{MARK} begin {key}'")
+        lines.append(f"echo {shlex.quote(f'{MARK} begin {key}')}")  # a section is named for a NIC or a drive
         lines.append(f"( {command} ) </dev/null 2>&1")
         lines.append(f"echo \"{MARK} rc $?\"")
     if pings:

@@ -231,15 +231,13 @@ def test_signals_set_the_stop_event_wherever_they_land_and_handlers_come_back():
 
 
 def test_gpus_are_required_in_production_and_lifted_only_for_a_lab_run():
-    import yaml
-
     from racfg.connection import NO_OVERRIDES, ConnectionOverrides
     from racfg.deploy.command import provider_extravars
-    from racfg.render import render_files
+    from racfg.render import load_rendered, render_files
 
     files = render_files(load_cluster(REPO / "inventory" / "ra-ethernet.yaml"))
-    assert yaml.safe_load(files["host_vars/dgx01.yml"])["racfg_gpu_required"] is True
-    assert yaml.safe_load(files["host_vars/weka01.yml"])["racfg_gpu_required"] is False
+    assert load_rendered(files["host_vars/dgx01.yml"])["racfg_gpu_required"] is True
+    assert load_rendered(files["host_vars/weka01.yml"])["racfg_gpu_required"] is False
     assert provider_extravars(NO_OVERRIDES) == {}
     lab = ConnectionOverrides(provider="lab", host_vars={"racfg_gpu_required": False})
     assert provider_extravars(lab) == {"racfg_gpu_required": False}

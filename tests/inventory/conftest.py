@@ -33,6 +33,18 @@ def base() -> dict[str, Any]:
     return copy.deepcopy(BASE)
 
 
+def ansible_plain(data: Any) -> Any:
+    """``ansible-inventory --list`` output with its unsafe strings (``{"__ansible_unsafe": text}``, how it
+    writes a ``!unsafe`` value) as plain strings."""
+    if isinstance(data, dict):
+        if set(data) == {"__ansible_unsafe"}:
+            return data["__ansible_unsafe"]
+        return {key: ansible_plain(value) for key, value in data.items()}
+    if isinstance(data, list):
+        return [ansible_plain(value) for value in data]
+    return data
+
+
 @pytest.fixture
 def write_inventory(tmp_path: Path) -> Callable[..., Path]:
     """Write a dict (or raw text) as tmp_path/site.yaml and return its path."""

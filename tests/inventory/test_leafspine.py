@@ -15,8 +15,9 @@ import yaml
 
 from racfg.inventory import InventoryError, load_cluster
 from racfg.policy import bandwidth_budget, evaluate
-from racfg.render import render_files
+from racfg.render import load_rendered, render_files
 from racfg.summary import bill_of_materials
+from tests.inventory.conftest import ansible_plain
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -78,9 +79,9 @@ def test_valid_site_and_its_routing_plan(tmp_path):
     assert [(n["address"], n["asn"]) for n in spine2["neighbors"]] == [("198.18.255.3", 65101),
                                                                         ("198.18.255.7", 65102)]
     files = render_files(cluster)
-    switch_vars = yaml.safe_load(files["host_vars/leaf2.yml"])
+    switch_vars = load_rendered(files["host_vars/leaf2.yml"])
     assert switch_vars["racfg_switch_routing"] == topo.switch_routing("leaf2")
-    host = yaml.safe_load(files["host_vars/st02.yml"])["racfg_routing"]
+    host = load_rendered(files["host_vars/st02.yml"])["racfg_routing"]
     assert host == {"gateway": "198.19.2.1", "source_routing": False, "routes": [
         {"nic": "data0", "leaf": "leaf2", "to": ["198.19.0.0/16"], "via": "198.19.2.1", "source": "198.19.2.22",
          "subnet": "198.19.2.0/24", "metric": 100, "table": None}]}
@@ -263,7 +264,7 @@ def test_hosts_on_two_leaves_get_source_routing(tmp_path):
     data["hosts"][1]["nics"].append({"name": "data1", "address": "198.19.1.21/24", "switch": "leaf1",
                                      "port": "1/11"})
     cluster = load_cluster(write(tmp_path, data))
-    routing = yaml.safe_load(render_files(cluster)["host_vars/st01.yml"])["racfg_routing"]
+    routing = load_rendered(render_files(cluster)["host_vars/st01.yml"])["racfg_routing"]
     assert routing["source_routing"] is True and routing["gateway"] == "198.19.2.1"
     assert [(r["nic"], r["leaf"], r["via"], r["source"], r["table"], r["metric"]) for r in routing["routes"]] == [
         ("data0", "leaf2", "198.19.2.1", "198.19.2.21", 101, 100), ("data1", "leaf1", "198.19.1.1", "198.19.1.21",
@@ -340,7 +341,7 @@ def test_examples_render_deterministically_and_ansible_reads_the_routing(tmp_pat
     assert write_rendered(cluster, out) == []
     listed = subprocess.run([str(Path(sys.executable).with_name("ansible-inventory")), "-i", str(out / "hosts.yml"),
                              "--list"], capture_output=True, text=True, check=True, cwd=tmp_path)
-    hostvars = json.loads(listed.stdout)["_meta"]["hostvars"]
+    hostvars = ansible_plain(json.loads(listed.stdout))["_meta"]["hostvars"]
     gateway = cluster.topology.subnets["leaf2"][0].gateway.ip
     assert hostvars["dgx07"]["racfg_routing"]["routes"][0]["via"] == str(gateway)
     spine = hostvars["spine2"]["racfg_switch_routing"]

@@ -11,6 +11,7 @@ import pytest
 
 from racfg.inventory import load_cluster
 from racfg.render import render_files, write_rendered
+from tests.inventory.conftest import ansible_plain
 
 REPO = Path(__file__).resolve().parents[2]
 ANSIBLE_INVENTORY = Path(sys.executable).with_name("ansible-inventory")
@@ -30,15 +31,19 @@ def test_render_is_deterministic_and_accepted_by_ansible(tmp_path, name):
         capture_output=True, text=True, check=True, cwd=tmp_path,
     )
     data = json.loads(listed.stdout)
+    first_dgx = cluster.role("dgx")[0]
+    # Ansible reads every string of the rendered variables as unsafe (never templated), racfg's own template not
+    assert data["_meta"]["hostvars"][first_dgx.name]["racfg_model"] == {"__ansible_unsafe": first_dgx.model}
+    switch = next(iter(cluster.switches))
+    assert data["_meta"]["hostvars"][switch]["ansible_python_interpreter"] == "{{ ansible_playbook_python }}"
+    data = ansible_plain(data)
     hostvars = data["_meta"]["hostvars"]
     assert set(data["dgx"]["hosts"]) == {h.name for h in cluster.role("dgx")}
     assert set(data["storage"]["hosts"]) == {h.name for h in cluster.role("storage")}
     assert set(data["switches"]["hosts"]) == set(cluster.switches)
-    first_dgx = cluster.role("dgx")[0]
     assert hostvars[first_dgx.name]["ansible_host"] == str(first_dgx.mgmt)
     assert hostvars[first_dgx.name]["racfg_nics"][0]["mtu"] == cluster.fabric.effective_host_mtu
     assert hostvars[first_dgx.name]["racfg_fabric"]["roce"] is False
-    switch = next(iter(cluster.switches))
     ports = hostvars[switch]["racfg_switch_ports"]
     assert len(ports) == sum(len(h.nics) for h in cluster.hosts)
     assert "password" not in json.dumps(hostvars[switch]["racfg_switch"]["credentials"]).replace(

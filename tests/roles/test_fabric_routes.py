@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from racfg.inventory import load_cluster
-from racfg.render import render_files
+from racfg.render import load_rendered, render_files
 from tests.inventory.test_leafspine import leafspine, write
 
 TEMPLATES = Path(__file__).resolve().parents[2] / "roles" / "fabric" / "templates"
@@ -27,7 +27,7 @@ def host_values(tmp_path: Path, name: str, two_leaves: bool) -> dict:
     if two_leaves:  # st01 gets a second port on the other leaf, in that leaf's subnet
         data["hosts"][1]["nics"].append({"name": "data1", "address": "198.19.1.21/24", "switch": "leaf1",
                                          "port": "1/11"})
-    host = yaml.safe_load(render_files(load_cluster(write(tmp_path, data)))[f"host_vars/{name}.yml"])
+    host = load_rendered(render_files(load_cluster(write(tmp_path, data)))[f"host_vars/{name}.yml"])
     nics = host["racfg_nics"]
     return {"ansible_managed": "racfg", "racfg_fabric": {"type": "ethernet"}, "fabric_ipoib_unavailable": "",
             "common_data_nics": nics, "item": nics[0], "racfg_routing": host["racfg_routing"]}

@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from racfg.inventory import load_cluster
-from racfg.render import write_rendered
+from racfg.render import load_rendered, write_rendered
 
 REPO = Path(__file__).resolve().parents[2]
 ROLES = REPO / "roles"
@@ -40,7 +40,7 @@ def host_variables(tmp_path: Path, host: str) -> dict[str, Any]:
                 out.update(yaml.safe_load(path.read_text()) or {})
     rendered = tmp_path / "inventory"
     for path in (rendered / "group_vars" / "all.yml", rendered / "host_vars" / f"{host}.yml"):
-        out.update(yaml.safe_load(path.read_text()) or {})
+        out.update(load_rendered(path.read_text()) or {})
     return out
 
 

@@ -3,7 +3,10 @@ of the same parameters): which keys it applies, leaves, or skips and why."""
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -72,3 +75,54 @@ def test_the_probe_compares_as_the_module_would_apply(proc, tmp_path):
     found = racfg_sysctl.compare({**settings, "net.core.somaxconn": "8192"}, str(conf), "head", str(proc), writable)
     assert f"file {conf} content" in found["differs"]
     assert "kernel parameter net.core.somaxconn is 4096 (wanted 8192)" in found["differs"]
+
+
+# --- keys and values the modules refuse, whatever the variables (the schema bypassed) ---------------
+
+@pytest.mark.parametrize("key", ["x./etc/motd", "net..core", "net.core.", ".net.core", "kernel", "../../etc/motd",
+                                 "net.core/../../../etc", "net.core.rmem max", "net.core.rmem\nmax"])
+def test_a_key_that_is_not_a_dotted_name_is_refused(proc, key):
+    with pytest.raises(ValueError, match="not a sysctl key"):
+        racfg_sysctl.key_path(str(proc), key)
+    [problem] = racfg_sysctl.refused({key: "1"}, str(proc))
+    assert repr(key) in problem
+
+
+def test_a_key_whose_file_resolves_outside_proc_sys_is_refused(proc, tmp_path_factory):
+    """A symlink under the sysctl tree (a bind mount, a planted link) leads the key elsewhere: refused."""
+    outside = tmp_path_factory.mktemp("outside")
+    (outside / "motd").write_text("site message\n")
+    (proc / "net" / "evil").symlink_to(outside)
+    with pytest.raises(ValueError, match="outside"):
+        racfg_sysctl.key_path(str(proc), "net.evil.motd")
+    assert racfg_sysctl.key_path(str(proc), "net.core.somaxconn") == str(proc / "net" / "core" / "somaxconn")
+    found = racfg_sysctl.compare({"net.evil.motd": "owned"}, str(proc / "90.conf"), "head", str(proc))
+    assert found["differs"] and "outside" in found["differs"][0]
+    assert (outside / "motd").read_text() == "site message\n"
+
+
+@pytest.mark.parametrize("value", ["1\nkernel.core_pattern = |/tmp/x", "1\r", "a\x00b", True, 1.5, None])
+def test_a_value_that_is_not_one_line_or_an_integer_is_refused(proc, value):
+    [problem] = racfg_sysctl.refused({"net.core.somaxconn": value}, str(proc))
+    assert "net.core.somaxconn" in problem
+
+
+def test_the_module_refuses_before_writing_anything(tmp_path, proc):
+    """racfg_sysctl run by Ansible itself with a key that resolves to /etc/motd and a value with a
+    newline: the task fails naming both, and neither the sysctl.d file nor any /proc/sys file is written."""
+    conf = tmp_path / "sysctl.d" / "90-racfg.conf"
+    before = (proc / "net" / "core" / "somaxconn").read_text()
+    args = {"settings": {"x./etc/motd": "owned", "net.core.somaxconn": "1\nkernel.core_pattern = |/tmp/x"},
+            "file": str(conf), "proc_root": str(proc)}
+    bin_dir = Path(sys.executable).parent
+    run = subprocess.run([str(bin_dir / "ansible"), "localhost", "-i", "localhost,", "-c", "local",
+                          "-e", f"ansible_python_interpreter={sys.executable}", "-m", "racfg_sysctl",
+                          "-a", json.dumps(args)], capture_output=True, text=True, timeout=120, cwd=tmp_path,
+                         env={"HOME": str(tmp_path), "PATH": f"{bin_dir}:/usr/bin:/bin", "ANSIBLE_NOCOLOR": "1",
+                              "ANSIBLE_LIBRARY": str(ROOT / "roles" / "common" / "library"),
+                              "ANSIBLE_MODULE_UTILS": str(ROOT / "roles" / "common" / "module_utils")})
+    assert run.returncode != 0, run.stdout
+    assert "kernel parameters refused" in run.stdout and "x./etc/motd" in run.stdout
+    assert "net.core.somaxconn: value" in run.stdout
+    assert not conf.exists()
+    assert (proc / "net" / "core" / "somaxconn").read_text() == before

@@ -7,6 +7,7 @@ from typing import Annotated, Literal
 from pydantic import Field, field_validator, model_validator
 
 from racfg.inventory.model.base import Strict
+from racfg.inventory.model.text import AbsPath, Args, FigureName, Image, LocalPath, Text
 
 SHAPE_PATTERN = r"^[1-9][0-9]*x[1-9][0-9]*$"
 Shape = Annotated[str, Field(pattern=SHAPE_PATTERN, description="NODESxGPUS_PER_NODE, e.g. 2x4.")]
@@ -19,7 +20,7 @@ class Reference(Strict):
     value: float = Field(description="The expected figure, e.g. 10.8.")
     lower: float | None = Field(-0.1, le=0, description="Relative lower bound, e.g. -0.1 = 10% below value.")
     upper: float | None = Field(None, ge=0, description="Relative upper bound, e.g. 0.2 = 20% above value.")
-    unit: str = Field(description="Unit of the figure, e.g. GB/s or images/s.")
+    unit: Text = Field(description="Unit of the figure, e.g. GB/s or images/s.")
 
 
 class Budget(Strict):
@@ -66,11 +67,13 @@ class UserBenchmark(Strict):
     ``acceptance.references[name]`` per node count, and its scaling as smoke judges the fabric's."""
 
     name: str = Field(pattern=r"^[A-Za-z0-9_.\-]+$", description="Figure name; the key in acceptance.references.")
-    command: str = Field(description="Command template: {host} {hosts} {nodes} {storage} {address} {duration}.")
+    command: Text = Field(description="Command template: {host} {hosts} {nodes} {storage} {address} {duration}. "
+                          "The one inventory value racfg runs as a shell command: on the GPU servers, as the SSH "
+                          "user, by racfg smoke only; the placeholders' values are quoted.")
     launcher: Literal["ssh", "mpirun", "horovodrun", "torchrun", "srun"] = Field(
         "ssh", description="ssh: run on every node of the step and add the figures; else launched once.")
-    regex: str = Field(description="Regular expression whose first group is the figure.")
-    unit: str = Field("", description="Unit of the figure, e.g. images/s.")
+    regex: Text = Field(description="Regular expression whose first group is the figure.")
+    unit: Text = Field("", description="Unit of the figure, e.g. images/s.")
     steps: list[StepKey] | None = Field(
         None, description="Node counts (every GPU of a node), or shapes NODESxGPUS such as 2x4 ({gpus} in the "
         "command is then the GPUs per node); default: the smoke steps.")
@@ -94,13 +97,14 @@ class NcclTests(Strict):
     One node runs one process over all its GPUs; more nodes start one rank per GPU through the launcher
     (nccl-tests takes its ranks from MPI, so mpirun, or srun with PMIx)."""
 
-    command: str = Field("all_reduce_perf", description="all_reduce_perf on the GPU servers: its path, e.g. "
-                         "/opt/nccl-tests/build/all_reduce_perf (inside the image when one is given).")
-    image: str | None = Field(None, description="Container image holding nccl-tests, e.g. "
-                              "nvcr.io/nvidia/pytorch:24.05-py3 (srun launcher only: --container-image, pyxis).")
+    command: LocalPath = Field("all_reduce_perf", description="all_reduce_perf on the GPU servers: its path, e.g. "
+                               "/opt/nccl-tests/build/all_reduce_perf (inside the image when one is given).")
+    image: Image | None = Field(None, description="Container image holding nccl-tests, e.g. "
+                                "nvcr.io/nvidia/pytorch:24.05-py3 (srun launcher only: --container-image, pyxis).")
     launcher: Literal["mpirun", "srun"] = Field("mpirun", description="Starts the ranks of a step over several nodes.")
-    args: str = Field("-b 1G -e 8G -f 2", description="all_reduce_perf arguments (sizes, iterations); the largest "
-                      "size's bus bandwidth is judged.")
+    args: Args = Field("-b 1G -e 8G -f 2",
+                       description="all_reduce_perf arguments (sizes, iterations), words of letters, digits and "
+                       ". _ = , : / + @ % - separated by blanks; the largest size's bus bandwidth is judged.")
     timeout_s: float = Field(900, gt=0, description="Upper bound of one run; its processes are stopped after it.")
 
     @model_validator(mode="after")
@@ -123,7 +127,8 @@ class Smoke(Strict):
         None, description="Client counts of the scaling run (default 1, 2, 4 ... N).")
     outlier_fraction: float = Field(0.93, gt=0, le=1, description="A link below this share of the best is named.")
     fio_runtime_s: float | None = Field(None, gt=0, le=3600, description="Seconds per fio job (default 10).")
-    fio_path: str | None = Field(None, description="A file on the shared filesystem fio reads (read-only) on clients.")
+    fio_path: AbsPath | None = Field(None, description="A file on the shared filesystem fio reads (read-only) on "
+                                     "clients: an absolute path without blanks.")
     benchmark: UserBenchmark | None = Field(None, description="Your own benchmark, run on each node-count step.")
     nccl: NcclTests | None = Field(None, description="NCCL all-reduce bus bandwidth per step, judged against the "
                                    "GPU model's NVLink and the data NICs (the nccl phase; absent: skipped).")
@@ -137,7 +142,7 @@ class Acceptance(Strict):
     client_storage_gbytes_per_s: float = Field(
         10.8, gt=0, description="Per-client storage read bandwidth (RA: 10.8 GB/s on one 100G link)."
     )
-    references: dict[str, dict[StepKey, Reference]] = Field(
+    references: dict[FigureName, dict[StepKey, Reference]] = Field(
         default_factory=dict, description="Benchmark name -> node count (or shape NODESxGPUS, e.g. 2x4) -> reference."
     )
     budget: Budget = Field(default_factory=Budget)

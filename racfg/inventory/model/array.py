@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Literal
 
 from pydantic import Field
 
 from racfg.inventory.model.base import NAME_PATTERN, Strict
+from racfg.inventory.model.text import AbsPath, HostOrAddress, MountOption, MountPoint, Text
 
 
 class StorageArray(Strict):
@@ -16,7 +17,7 @@ class StorageArray(Strict):
     servers, checks the mount and measures through it."""
 
     name: str = Field(pattern=NAME_PATTERN, description="Name of the array (reports, BOM).")
-    model: str = Field(description="Array model, e.g. IntelliFlash N5800 (see racfg catalog).")
+    model: Text = Field(description="Array model, e.g. IntelliFlash N5800 (see racfg catalog).")
     count: int = Field(1, ge=1, le=64, description="Arrays of this model behind the export (the budget adds them).")
     mixed_gbytes_per_s: float | None = Field(
         None, gt=0, description="Mixed-I/O throughput of one array at read_percent reads (GB/s); "
@@ -28,10 +29,11 @@ class StorageArray(Strict):
     protocol: Literal["nfs", "sshfs"] = Field(
         "nfs", description="nfs: kernel NFS client. sshfs: FUSE over SFTP (the lab's stand-in where the "
         "kernel has no NFS client).")
-    server: str = Field(description="Data-fabric IPv4 address (or name) the export is served on.")
-    export: str = Field(pattern=r"^/", description="Exported path on the server, e.g. /export/ai.")
-    mount_point: str = Field("/mnt/array", pattern=r"^/.", description="Where the GPU servers mount it.")
-    mount_options: list[Annotated[str, Field(pattern=r"^[^\s,]+$")]] = Field(
+    server: HostOrAddress = Field(description="Data-fabric IPv4 address (or host name) the export is served on.")
+    export: AbsPath = Field(description="Exported path on the server, e.g. /export/ai.")
+    mount_point: MountPoint = Field("/mnt/array", description="Where the GPU servers mount it (an absolute path "
+                                    "without blanks, not /).")
+    mount_options: list[MountOption] = Field(
         default_factory=lambda: ["hard", "proto=tcp", "vers=3", "rsize=1048576", "wsize=1048576"],
         description="Mount options, one per item; validate checks those the kernel reports in /proc/mounts.")
     clients: Literal["dgx", "none"] = Field("dgx", description="Which hosts mount the export.")

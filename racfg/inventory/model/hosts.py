@@ -8,7 +8,8 @@ from typing import Any, Literal
 from pydantic import Field, field_validator
 
 from racfg.inventory.model.base import NAME_PATTERN, Speed, Strict, _check_ipv4, _check_speed
-from racfg.inventory.ranges import expand_range
+from racfg.inventory.model.text import AbsPath, LocalPath, Port, Text, UserName, VarName, Version
+from racfg.inventory.ranges import check_range
 
 
 class Nic(Strict):
@@ -16,8 +17,8 @@ class Nic(Strict):
 
     name: str = Field(pattern=r"^[A-Za-z0-9_.\-]{1,15}$", description="Interface name on the host (<= 15 chars).")
     address: str = Field(description="IPv4 address with prefix, e.g. 198.19.0.11/24. Increments across a range.")
-    switch: str = Field(description="Name of the switch this NIC is cabled to.")
-    port: str | int = Field(description="Switch port (1/1, Eth1/1, Ethernet1, Et1). Increments across a range.")
+    switch: str = Field(pattern=NAME_PATTERN, description="Name of the switch this NIC is cabled to.")
+    port: Port | int = Field(description="Switch port (1/1, Eth1/1, Ethernet1, Et1). Increments across a range.")
     speed: Speed | None = Field(None, description="Line rate; default: the fabric speed.")
     mtu: int | None = Field(None, ge=576, le=65520, description="Override of fabric.host_mtu for this NIC.")
 
@@ -39,26 +40,28 @@ class Drive(Strict):
         pattern=r"^/dev/[A-Za-z0-9_/\-\[\]:]+$",
         description="Block device path; a range such as /dev/nvme[0:5]n1 names several drives.",
     )
-    model: str | None = Field(None, description="Expected drive model, as nvme list reports it.")
-    size: str | None = Field(None, description="Expected size, e.g. 3.2T (validated when given).")
+    model: Text | None = Field(None, description="Expected drive model, as nvme list reports it.")
+    size: Version | None = Field(None, description="Expected size, e.g. 3.2T (validated when given).")
 
     @field_validator("path")
     @classmethod
     def _range(cls, value: str) -> str:
-        expand_range(value)
+        check_range(value)
         return value
 
 
 class HostBase(Strict):
     """Fields a host entry and a ``defaults`` entry share."""
 
-    ssh_user: str | None = Field(None, description="SSH login on the host (default root).")
-    ssh_key: str | None = Field(None, description="Private key file for SSH (path, ~ expanded).")
+    ssh_user: UserName | None = Field(None, description="SSH login on the host (default root).")
+    ssh_key: LocalPath | None = Field(None, description="Private key file for SSH (path, ~ expanded).")
     ssh_port: int | None = Field(None, ge=1, le=65535, description="SSH port of the host (default 22).")
-    model: str | None = Field(None, description="Server model, e.g. DGX-1; known models give GPU and drive counts.")
+    python: AbsPath | None = Field(None, description="Absolute path of the host's Python 3, which Ansible runs "
+                                   "the roles' modules with (default /usr/bin/python3).")
+    model: Text | None = Field(None, description="Server model, e.g. DGX-1; known models give GPU and drive counts.")
     gpus: int | None = Field(None, ge=0, le=64, description="dgx hosts: expected GPU count (default: from model).")
-    gpu_model: str | None = Field(None, description="dgx hosts: GPU model for the bill of materials, e.g. "
-                                  "Tesla V100 SXM2 16GB (default: from model).")
+    gpu_model: Text | None = Field(None, description="dgx hosts: GPU model for the bill of materials, e.g. "
+                                   "Tesla V100 SXM2 16GB (default: from model).")
     drives: list[Drive] | None = Field(None, description="storage hosts: NVMe drives for Weka.")
     wipe_drives: bool | None = Field(None, description="storage hosts: allow wiping drives that carry data.")
     nics: list[Nic] | None = Field(None, description="Data NICs and the switch port each is cabled to.")
@@ -66,7 +69,10 @@ class HostBase(Strict):
         None, ge=1, description="Across a name range, how far each NIC's port advances per host "
         "(default: number of NICs cabled to that switch)."
     )
-    vars: dict[str, Any] | None = Field(None, description="Extra Ansible host variables (overrides).")
+    vars: dict[VarName, Any] | None = Field(
+        None, description="Extra Ansible host variables, e.g. a role's setting. Not Ansible's connection, become "
+        "or shell variables (ansible_*), racfg's own (racfg_*) nor Ansible's reserved names (hostvars, groups, "
+        "omit, environment ...): see 'Values racfg refuses' in the inventory guide.")
 
 
 class HostDefaults(HostBase):
@@ -83,7 +89,7 @@ class Host(HostBase):
     @field_validator("name")
     @classmethod
     def _range(cls, value: str) -> str:
-        expand_range(value)
+        check_range(value)
         return value
 
     _mgmt = field_validator("mgmt")(_check_ipv4)

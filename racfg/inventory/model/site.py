@@ -9,17 +9,20 @@ from pydantic import Field, field_validator
 
 from racfg.catalog import parse_speed
 from racfg.inventory.model.base import Speed, Strict, _check_pool, _check_speed
+from racfg.inventory.model.text import DnsName, HostOrAddress, Text
 
 
 class Site(Strict):
     """The site: its name, and what every host shares (time sources, DNS domain)."""
 
     name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_\-]*$", description="Short site name, used in file names.")
-    description: str = Field("", description="Free text, shown in reports.")
-    time_sources: list[str] = Field(
-        default_factory=list, description="NTP servers for chrony; empty: hosts keep their current sources."
+    description: Text = Field("", description="Free text, shown in reports (one line, at most 256 characters).")
+    time_sources: list[HostOrAddress] = Field(
+        default_factory=list, description="NTP servers for chrony, each a host name or an IP address; empty: hosts "
+        "keep their current sources."
     )
-    dns_domain: str | None = Field(None, description="Domain appended to host names in /etc/hosts.")
+    dns_domain: DnsName | None = Field(None, description="Domain appended to host names in /etc/hosts: a DNS name "
+                                       "(labels of letters, digits and '-' joined by '.').")
 
 
 class Fabric(Strict):

@@ -8,16 +8,17 @@ from typing import Any, Literal
 from pydantic import Field, field_validator, model_validator
 
 from racfg.inventory.model.base import NAME_PATTERN, Speed, Strict, _check_ipv4, _check_pool, _check_speed
-from racfg.inventory.ranges import expand_range
+from racfg.inventory.model.text import EnvName, LocalPath, Port, Text, UserName, Version
+from racfg.inventory.ranges import check_range
 
 
 class Credentials(Strict):
     """Where a switch's password is found. The secret itself never sits in the inventory."""
 
-    username: str = Field("admin", description="Login name on the switch.")
-    password_env: str | None = Field(None, description="Environment variable holding the password.")
-    password_file: str | None = Field(None, description="File (mode 0600) holding the password.")
-    password_vault: str | None = Field(None, description="ansible-vault encrypted file holding the password.")
+    username: UserName = Field("admin", description="Login name on the switch.")
+    password_env: EnvName | None = Field(None, description="Environment variable holding the password.")
+    password_file: LocalPath | None = Field(None, description="File (mode 0600) holding the password.")
+    password_vault: LocalPath | None = Field(None, description="ansible-vault encrypted file holding the password.")
     lab: bool = Field(False, description="Lab switch: racfg finds the password the lab generated.")
     password: Any = Field(None, description="Refused: passwords are never written in the inventory.", exclude=True)
 
@@ -40,13 +41,13 @@ class Switch(Strict):
     name: str = Field(pattern=NAME_PATTERN, description="Switch name, as host NICs refer to it.")
     platform: Literal["onyx", "eos", "mlnxos-ib"] = Field(
         description="CLI platform: onyx (Mellanox Ethernet), eos (Arista), mlnxos-ib (Mellanox InfiniBand).")
-    model: str = Field(description="Switch model, e.g. SN2700, SB7800, 7368X (see racfg catalog).")
+    model: Text = Field(description="Switch model, e.g. SN2700, SB7800, 7368X (see racfg catalog).")
     ports: int | None = Field(None, ge=1, le=1024, description="Port count; required for models racfg does not know.")
     ports_per_slot: int | None = Field(None, ge=1, description="Modular chassis: ports per line card.")
     mgmt: str = Field(description="Management IPv4 address (SSH).")
     ssh_port: int = Field(22, ge=1, le=65535, description="SSH port of the switch CLI.")
     credentials: Credentials
-    os_version: str | None = Field(None, description="Expected OS version; validate/drift report a mismatch.")
+    os_version: Version | None = Field(None, description="Expected OS version; validate/drift report a mismatch.")
     shutdown_unused: bool = Field(False, description="Administratively shut ports with no cable in the inventory.")
     role: Literal["leaf", "spine"] | None = Field(
         None, description="leaf-spine: leaf (carries hosts, routes their subnets) or spine (carries only leaves).")
@@ -82,8 +83,8 @@ class Links(Strict):
     leaves: str = Field(pattern=NAME_PATTERN, description="Leaf switch name, or a range such as leaf[1:8].")
     spines: str = Field(pattern=NAME_PATTERN, description="Spine switch name, or a range such as spine[1:2].")
     count: int = Field(1, ge=1, le=64, description="Links between each leaf and each spine.")
-    leaf_port: str | int = Field(description="First uplink port on each leaf; increments per link.")
-    spine_port: str | int = Field(description="First port on each spine; increments per link.")
+    leaf_port: Port | int = Field(description="First uplink port on each leaf; increments per link.")
+    spine_port: Port | int = Field(description="First port on each spine; increments per link.")
     speed: Speed | None = Field(None, description="Line rate of these links; default: the fabric speed.")
     pool: str | None = Field(
         None, description="Ethernet: /31 pool for these links (default: the next /31s of fabric.p2p_pool).")
@@ -94,7 +95,7 @@ class Links(Strict):
     @field_validator("leaves", "spines")
     @classmethod
     def _range(cls, value: str) -> str:
-        expand_range(value)
+        check_range(value)
         return value
 
     _pool = field_validator("pool")(_check_pool)

@@ -16,6 +16,7 @@ from typing import Any
 import jinja2
 from netmiko import ConnectHandler
 
+from racfg.errors import UsageError
 from racfg.switches import routed
 from racfg.switches.facts import BgpFacts, ConfigLine, PfcFacts, PortFacts, RouteFacts, SwitchFacts
 from racfg.switches.intent import IntendedSwitch
@@ -29,14 +30,28 @@ _ENV = jinja2.Environment(
 )
 
 
+_LINE_BREAKERS = re.compile(r"[\x00-\x1f\x7f]")
+
+
 @dataclass(frozen=True)
 class Change:
-    """One config line to push, in its mode (``context``), with the line that undoes it."""
+    """One config line to push, in its mode (``context``), with the line that undoes it.
+
+    Each is typed at the switch's CLI as one line: a control character (a newline, a carriage
+    return) would end it early and type the rest as a command of its own, so none is accepted here,
+    whatever the variables the line was built from (the schema constrains every value that reaches
+    a line: names, ports, numbers and addresses)."""
 
     context: str | None
     line: str
     undo: str | None
     what: str  # for people: "1/1 mtu 1500 -> 9000"
+
+    def __post_init__(self) -> None:
+        for text in (self.context, self.line, self.undo):
+            if text is not None and _LINE_BREAKERS.search(text):
+                raise UsageError(f"a switch CLI line may not hold a control character: {text!r}",
+                                 hint="switch ports, names and descriptions are one line of text")
 
 
 class SwitchDriver:

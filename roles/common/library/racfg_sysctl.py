@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible.module_utils.racfg_sysctl_plan import key_path, plan, render_file, unapplied
+from ansible.module_utils.racfg_sysctl_plan import key_path, plan, refused, render_file, unapplied
 
 DOCUMENTATION = r"""
 module: racfg_sysctl
@@ -63,6 +63,9 @@ def main() -> None:
         supports_check_mode=True,
     )
     settings = module.params["settings"]
+    bad = refused(settings, module.params["proc_root"])
+    if bad:  # before anything is written: a key outside /proc/sys, a value that would add a line
+        module.fail_json(msg="kernel parameters refused: " + "; ".join(bad), refused=bad)
     path = module.params["file"]
     content = render_file(settings, module.params["header"])
     try:

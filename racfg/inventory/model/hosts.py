@@ -63,7 +63,9 @@ class HostBase(Strict):
     gpu_model: Text | None = Field(None, description="dgx hosts: GPU model for the bill of materials, e.g. "
                                    "Tesla V100 SXM2 16GB (default: from model).")
     drives: list[Drive] | None = Field(None, description="storage hosts: NVMe drives for Weka.")
-    wipe_drives: bool | None = Field(None, description="storage hosts: allow wiping drives that carry data.")
+    wipe_drives: bool | None = Field(
+        None, description="storage hosts: allow wiping free drives that carry data; a drive in use (mounted, swap, "
+        "held by LVM, md or device-mapper, or unreadable) is never wiped.")
     nics: list[Nic] | None = Field(None, description="Data NICs and the switch port each is cabled to.")
     port_stride: int | None = Field(
         None, ge=1, description="Across a name range, how far each NIC's port advances per host "

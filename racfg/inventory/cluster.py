@@ -76,6 +76,7 @@ class ClusterHost:
     src: Loc
     range_index: int = 0  # position inside its name range (0 for the first or a single host)
     gpu_model: str | None = None  # for the bill of materials: the inventory's, else the catalog's
+    known_hosts: Path | None = None  # the site's known_hosts file (site.known_hosts), None: the user's
 
 
 @dataclass
@@ -108,6 +109,16 @@ class Cluster:
 
     def line(self, loc: Loc) -> int:
         return line_of(self.root, loc)
+
+    @property
+    def known_hosts_file(self) -> Path | None:
+        """``site.known_hosts`` as a path on the controller (relative to the inventory file, like
+        every path in it), or None: the user's files (racfg.known_hosts)."""
+        named = self.inventory.site.known_hosts
+        if not named:
+            return None
+        path = Path(os.path.expanduser(named))
+        return path if path.is_absolute() else (self.path.parent / path).absolute()
 
     def ofed_source_on_controller(self) -> Path | None:
         """The mlnx flavor's source as a path on the controller (a relative path is relative to
@@ -195,6 +206,7 @@ def build_cluster(inv: m.Inventory, path: Path, display: str, root: Any) -> Clus
                     src=host_src,
                     range_index=k,
                     gpu_model=gpu_model,
+                    known_hosts=cluster.known_hosts_file,
                 )
             )
     return cluster

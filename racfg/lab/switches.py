@@ -62,6 +62,37 @@ def password_sources(cluster: Cluster) -> dict[str, str]:
     return shared
 
 
+HOST_KEY = "ssh_host_ed25519_key"  # in the switch's directory (its CLI's state_dir), as sshd keeps its own
+
+
+def ensure_host_key(directory: Path) -> str:
+    """The switch's SSH host key, made once by the lab (the CLI reads it, switchcli.server.host_key)
+    so that the lab records it in its known_hosts before the switch first answers, as it does a
+    host's: racfg checks a switch's key as strictly as a host's. Returns its public key line."""
+    directory.mkdir(parents=True, exist_ok=True)
+    key = directory / HOST_KEY
+    if not key.exists():
+        subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", f"switch@{directory.name}",
+                        "-f", str(key)], check=True, capture_output=True, stdin=subprocess.DEVNULL)
+    return " ".join(Path(f"{key}.pub").read_text().split()[:2])
+
+
+def replace_host_key(directory: Path, private: bytes | None = None) -> bytes:
+    """Give the switch another host key (``private``, or a new one), as a replaced or re-keyed switch
+    has; returns the key it had. Its CLI presents the new one once restarted."""
+    key = directory / HOST_KEY
+    old = key.read_bytes()
+    key.unlink()
+    Path(f"{key}.pub").unlink(missing_ok=True)
+    if private is None:
+        ensure_host_key(directory)
+    else:
+        fd = os.open(key, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(private)
+    return old
+
+
 EAPI_PORT = 443  # EOS switches also serve eAPI (HTTPS) on their management address, as real ones do
 
 

@@ -20,6 +20,11 @@ class Site(Strict):
         default_factory=list, description="NTP servers for chrony; empty: hosts keep their current sources."
     )
     dns_domain: str | None = Field(None, description="Domain appended to host names in /etc/hosts.")
+    known_hosts: str | None = Field(
+        None, description="The site's known_hosts file (OpenSSH format): the host keys of its hosts and switches. "
+        "Every SSH connection racfg makes (to hosts and switches, and deploy's OpenSSH) reads it instead of the "
+        "user's ~/.ssh/known_hosts, besides /etc/ssh/ssh_known_hosts; a key it does not list is refused. "
+        "Relative to the inventory file; `racfg hostkey accept` records new keys in it. Default: the user's.")
 
 
 class Fabric(Strict):

@@ -18,7 +18,6 @@ from pathlib import Path
 from racfg.errors import CannotRunError, RacfgError, UsageError
 from racfg.inventory.cluster import Cluster
 from racfg.inventory.loader import load_cluster
-from racfg.known_hosts import host_label
 from racfg.lab import (
     drives,
     fabric,
@@ -105,16 +104,10 @@ def _ensure_ssh_key(site: str) -> str:
 
 
 def _write_ssh_client_files(state: LabState, host_keys: dict[str, str]) -> None:
-    """known_hosts (every host's and switch's key by management address and port) and an ssh_config
-    naming every host, for humans and tools. The switches' keys were made when they were (see
-    switches.ensure_host_key); a switch's CLI listens on port 22 of its management address."""
+    """known_hosts (hosts' and switches' keys by management address) and an ssh_config naming every host."""
     ssh_dir = ssh_key_path(state.site).parent
-    site_dir_ = site_dir(state.site)
-    switch_keys = {sw.mgmt: switches.ensure_host_key(switches.switch_dir(site_dir_, name))
-                   for name, sw in sorted(state.switches.items())}
-    (ssh_dir / "known_hosts").write_text("".join(
-        [f"{host_label(state.hosts[name].mgmt, 22)} {key}\n" for name, key in sorted(host_keys.items())]
-        + [f"{host_label(mgmt, 22)} {key}\n" for mgmt, key in switch_keys.items()]))
+    hosts = [f"{state.hosts[name].mgmt} {key}\n" for name, key in sorted(host_keys.items())]
+    (ssh_dir / "known_hosts").write_text("".join(hosts + switches.known_hosts_lines(state)))
     blocks = [
         f"Host {h.name}\n  HostName {h.mgmt}\n  User root\n  IdentityFile {ssh_dir / 'id_ed25519'}\n"
         f"  IdentitiesOnly yes\n  UserKnownHostsFile {ssh_dir / 'known_hosts'}\n  StrictHostKeyChecking yes\n"
@@ -259,7 +252,6 @@ def _step_switches(b: _Build) -> None:
         same_as = shares.get(sw.name)
         switches.ensure_password(switches.switch_dir(b.directory, sw.name),
                                  switches.switch_dir(b.directory, same_as) / "password" if same_as else None)
-        switches.ensure_host_key(switches.switch_dir(b.directory, sw.name))
 
 
 def _step_hosts(b: _Build) -> None:

@@ -23,9 +23,11 @@ from typing import Any
 
 from racfg.errors import CannotRunError
 from racfg.inventory.cluster import Cluster
+from racfg.known_hosts import host_label
 from racfg.lab.machines import _tail, is_running, ssh_banner, terminate
 from racfg.lab.sh import log
-from racfg.lab.state import SwitchState
+from racfg.lab.state import LabState, SwitchState
+from racfg.lab.state import site_dir as lab_dir
 
 CLI_MODULE = "racfg.lab.switchcli"
 
@@ -75,6 +77,13 @@ def ensure_host_key(directory: Path) -> str:
         subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", f"switch@{directory.name}",
                         "-f", str(key)], check=True, capture_output=True, stdin=subprocess.DEVNULL)
     return " ".join(Path(f"{key}.pub").read_text().split()[:2])
+
+
+def known_hosts_lines(state: LabState) -> list[str]:
+    """The lab's known_hosts lines of its switches, by management address (their CLIs listen on
+    port 22), as it records its hosts': each key is made here if the switch has none yet."""
+    return [f"{host_label(sw.mgmt, 22)} {ensure_host_key(switch_dir(lab_dir(state.site), name))}\n"
+            for name, sw in sorted(state.switches.items())]
 
 
 def replace_host_key(directory: Path, private: bytes | None = None) -> bytes:

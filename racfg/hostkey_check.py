@@ -71,21 +71,21 @@ def refusal(peer: Peer, known: KnownHosts, verdict: Verdict) -> HostKeyError | N
         where = verdict.entry.where if verdict.entry else "?"
         return HostKeyError(f"{peer.who}: host key of {peer.label} is revoked: {verdict.keytype} {fp} "
                             f"(@revoked in {where}); refused", verdict=verdict)
+    # The first line of a message is what a deploy shows of a failed switch task (300 characters):
+    # who, the key and what to do come first; the files read follow in the hint.
     if status == "changed":
         old = ", ".join(f"{e.keytype} {e.fingerprint} ({e.where})" for e in verdict.listed)
         return HostKeyError(
             f"{peer.who}: host key of {peer.label} does not match the known one: presented {verdict.keytype} "
-            f"{fp}, known {old}; refused: the {peer.kind} was replaced or re-keyed, or something in between "
-            "is posing as it",
+            f"{fp}, known {old}; refused (a replaced or re-keyed {peer.kind}, or something posing as it)",
             hint=f"if the {peer.kind} was re-keyed on purpose, delete the old line (ssh-keygen -R '{peer.label}' "
                  f"-f FILE) and accept the new key: `{accept_command(peer, fp)}`", verdict=verdict)
-    others = ("; the files list other key types for it: "
+    others = ("; they list other key types for it: "
               + ", ".join(f"{e.keytype} {e.fingerprint} ({e.where})" for e in verdict.listed)) if verdict.listed else ""
     return HostKeyError(
-        f"{peer.who}: host key of {peer.label} is not known: {verdict.keytype} {fp} "
-        f"(read: {known.describe()}){others}",
-        hint=f"compare {fp} with the key the {peer.kind} shows on its own console; if they are the same, "
-             f"record it: `{accept_command(peer, fp)}` (appends it to {known.accept_file})", verdict=verdict)
+        f"{peer.who}: host key of {peer.label} is not known: {verdict.keytype} {fp}; if the {peer.kind} shows "
+        f"this fingerprint on its own console, record it: `{accept_command(peer, fp)}`",
+        hint=f"known_hosts read: {known.describe()}{others}; accept appends to {known.accept_file}", verdict=verdict)
 
 
 def judge(peer: Peer, known: KnownHosts, key: paramiko.PKey) -> Verdict:

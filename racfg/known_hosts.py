@@ -30,7 +30,7 @@ import hmac
 import os
 import re
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
@@ -185,7 +185,7 @@ class KnownHosts:
 
     site: Path | None = None
     provider: Path | None = None
-    _global: tuple[Path, ...] = field(default=GLOBAL_FILES, repr=False)  # tests point it elsewhere
+    system_files: tuple[Path, ...] = GLOBAL_FILES  # OpenSSH's GlobalKnownHostsFile (tests point it elsewhere)
 
     def user_files(self) -> list[Path]:
         if self.site is not None:
@@ -197,7 +197,7 @@ class KnownHosts:
 
     def files(self) -> list[Path]:
         """Every file read, in order: the provider's, the site's or the user's, the system's."""
-        return [*self._provider_files(), *self.user_files(), *self._global]
+        return [*self._provider_files(), *self.user_files(), *self.system_files]
 
     @property
     def accept_file(self) -> Path:
@@ -237,14 +237,14 @@ class KnownHosts:
     def openssh_options(self) -> list[str]:
         """``ssh`` options that make OpenSSH read these files and refuse what they do not list."""
         user = [*self._provider_files(), *self.user_files()]
-        for path in [*user, *self._global]:
+        for path in [*user, *self.system_files]:
             if re.search(r"[\s\"'\\]", str(path)):
                 from racfg.errors import UsageError
 
                 raise UsageError(f"known_hosts path {str(path)!r}: OpenSSH takes a list of files split at "
                                  "spaces, so a path with spaces or quotes cannot be given to it")
         return ["-o", "UserKnownHostsFile=" + " ".join(map(str, user)),
-                "-o", "GlobalKnownHostsFile=" + (" ".join(map(str, self._global)) or "/dev/null"),
+                "-o", "GlobalKnownHostsFile=" + (" ".join(map(str, self.system_files)) or "/dev/null"),
                 "-o", "StrictHostKeyChecking=yes"]
 
     def record(self, host: str, port: int, keytype: str, blob: bytes) -> Path:

@@ -86,7 +86,7 @@ def test_verdict(keys, tmp_path, monkeypatch, files, port, presented, status, wh
         paths[name].parent.mkdir(parents=True, exist_ok=True)
         paths[name].write_text("".join(line(keys, k, n, m) for k, n, m in lines))
     known = KnownHosts(site=paths["site"] if "site" in files else None, provider=paths["provider"],
-                       _global=(paths["global"],))
+                       system_files=(paths["global"],))
     keytype, blob = keys[presented]
     verdict = known.verdict(host_label(ADDR, port), keytype, blob)
     assert verdict.status == status
@@ -99,7 +99,7 @@ def test_verdict(keys, tmp_path, monkeypatch, files, port, presented, status, wh
 def test_hashed_entries_match_as_openssh_hashes_them(keys, tmp_path):
     known_file = tmp_path / "known_hosts"
     known_file.write_text(hashed(keys, "switch", ADDR, tmp_path) + hashed(keys, "ecdsa", f"[{ADDR}]:2222", tmp_path))
-    known = KnownHosts(site=known_file, _global=())
+    known = KnownHosts(site=known_file, system_files=())
     assert known.verdict(ADDR, *keys["switch"]).status == "known"
     assert known.verdict(ADDR, *keys["other"]).status == "changed"
     assert known.verdict("198.18.0.3", *keys["switch"]).status == "unknown"
@@ -115,7 +115,7 @@ def test_malformed_lines_are_skipped_and_a_changed_file_is_read_again(keys, tmp_
     keytype, blob = keys["switch"]
     known_file.write_text(f"# comment\n\n{ADDR} ssh-ed25519\n{ADDR} ssh-rsa {base64.b64encode(blob).decode()}\n"
                           f"{ADDR} {keytype} not-base64!\n")
-    known = KnownHosts(site=known_file, _global=())
+    known = KnownHosts(site=known_file, system_files=())
     assert known.verdict(ADDR, keytype, blob).status == "unknown"  # the ssh-rsa line names the wrong type
     known_file.write_text(known_file.read_text() + line(keys, "switch") + "x" * 10 + "\n")
     assert known.verdict(ADDR, keytype, blob).status == "known"
@@ -124,13 +124,13 @@ def test_malformed_lines_are_skipped_and_a_changed_file_is_read_again(keys, tmp_
 def test_an_unreadable_file_raises_rather_than_reads_as_empty(keys, tmp_path):
     (tmp_path / "known_hosts").mkdir()  # a directory where the file should be: read fails, even as root
     with pytest.raises(OSError):
-        KnownHosts(site=tmp_path / "known_hosts", _global=()).verdict(ADDR, *keys["switch"])
+        KnownHosts(site=tmp_path / "known_hosts", system_files=()).verdict(ADDR, *keys["switch"])
 
 
 def test_record_appends_to_the_site_file_or_the_users_and_never_over_a_known_key(keys, tmp_path, monkeypatch):
     home = tmp_path / "home"
     monkeypatch.setenv("HOME", str(home))
-    users = KnownHosts(_global=())
+    users = KnownHosts(system_files=())
     assert users.accept_file == home / ".ssh" / "known_hosts"
     path = users.record(ADDR, 2222, *keys["switch"])
     assert path == users.accept_file and path.read_text() == key_line(ADDR, 2222, *keys["switch"])
@@ -141,7 +141,7 @@ def test_record_appends_to_the_site_file_or_the_users_and_never_over_a_known_key
     site_file = tmp_path / "site" / "known_hosts"
     site_file.parent.mkdir()
     site_file.write_text("# the site's keys, no newline at the end")
-    site = KnownHosts(site=site_file, _global=())
+    site = KnownHosts(site=site_file, system_files=())
     assert site.accept_file == site_file
     site.record(ADDR, 22, *keys["switch"])
     assert site_file.read_text().splitlines()[1] == key_line(ADDR, 22, *keys["switch"]).strip()
@@ -151,7 +151,8 @@ def test_record_appends_to_the_site_file_or_the_users_and_never_over_a_known_key
 def test_openssh_is_told_to_read_the_same_files(tmp_path, monkeypatch):
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     home = tmp_path / "home" / ".ssh"
-    options = KnownHosts(provider=Path("/lab/known"), _global=(Path("/etc/ssh/ssh_known_hosts"),)).openssh_options()
+    known = KnownHosts(provider=Path("/lab/known"), system_files=(Path("/etc/ssh/ssh_known_hosts"),))
+    options = known.openssh_options()
     assert options == ["-o", f"UserKnownHostsFile=/lab/known {home}/known_hosts {home}/known_hosts2",
                        "-o", "GlobalKnownHostsFile=/etc/ssh/ssh_known_hosts", "-o", "StrictHostKeyChecking=yes"]
     site = KnownHosts(site=Path("/site/known_hosts")).openssh_options()

@@ -45,3 +45,24 @@ def test_without_a_site_file_the_users_files_are_read(tmp_path, monkeypatch):
     assert "racfg_known_hosts" not in yaml.safe_load(render_files(cluster)["group_vars/all.yml"])
     files = SshEndpoint.of(cluster.hosts[0], ConnectionOverrides()).known_hosts.files()
     assert files[:2] == [tmp_path / "home" / ".ssh" / "known_hosts", tmp_path / "home" / ".ssh" / "known_hosts2"]
+
+
+def test_deploy_says_how_to_see_and_record_a_key_openssh_refused():
+    """Under deploy OpenSSH checks the hosts' keys: its refusal gets racfg's hint (the command that
+    shows the fingerprint and the one that records a checked key); another unreachable host does not."""
+    from racfg.playbook import PlaybookTracker
+
+    def unreachable(host: str, msg: str) -> dict[str, object]:
+        return {"event": "runner_on_unreachable", "event_data": {"host": host, "task": "Gathering Facts",
+                                                                 "res": {"msg": msg, "unreachable": True}}}
+
+    tracker = PlaybookTracker()
+    tracker.handle(unreachable("dgx01", "Failed to connect to the host via ssh: Host key verification failed."))
+    tracker.handle(unreachable("dgx02", "Failed to connect to the host via ssh: @@@@@@@@@@@@@@@@@@@@@@@\r\n"
+                                        "@    WARNING: REMOTE HOST IDENTIFICATION HAS CHANGED!     @\r\n..."))
+    tracker.handle(unreachable("dgx03", "Failed to connect to the host via ssh: connect to host 10.0.0.3 port 22: "
+                                        "Connection timed out"))
+    [one], [two], [three] = (tracker.hosts[h].problems for h in ("dgx01", "dgx02", "dgx03"))
+    assert "Host key verification failed" in one and "`racfg hostkey show INVENTORY`" in one
+    assert "racfg hostkey accept" in two
+    assert "hostkey" not in three

@@ -7,6 +7,7 @@ accept`` then lets it through; a re-keyed one is refused) are in tests/switches/
 
 from __future__ import annotations
 
+import re
 import subprocess
 from pathlib import Path
 
@@ -31,7 +32,7 @@ def files(tmp_path: Path, text: str) -> KnownHosts:
     """A site known_hosts holding ``text``; no system file, so the machine's own cannot interfere."""
     path = tmp_path / "site_known_hosts"
     path.write_text(text)
-    return KnownHosts(site=path, _global=())
+    return KnownHosts(site=path, system_files=())
 
 
 def other_key(tmp_path: Path) -> str:
@@ -89,10 +90,10 @@ def test_a_switch_without_a_key_of_the_known_type_shows_the_key_it_has(switch_fa
 def test_accept_records_only_the_fingerprint_read_out_of_band(switch_factory, tmp_path, home):
     sw = switch_factory("onyx")
     peer = Peer("switch", sw.name, "127.0.0.1", sw.port)
-    users = KnownHosts(_global=())  # the user's files, in the test's HOME
+    users = KnownHosts(system_files=())  # the user's files, in the test's HOME
     real = read_key(peer, sw.known_hosts, 5).fingerprint
-    wrong = read_key(Peer("switch", "x", "127.0.0.1", sw.port), sw.known_hosts, 5).fingerprint[:-1] + "A"
-    with pytest.raises(HostKeyError, match=f"presents ssh-ed25519 {real}, not {wrong}: not recorded"):
+    wrong = real[:-1] + ("A" if real[-1] != "A" else "B")  # one character off
+    with pytest.raises(HostKeyError, match=re.escape(f"presents ssh-ed25519 {real}, not {wrong}: not recorded")):
         accept(peer, users, wrong, timeout=5)
     assert not (home / ".ssh" / "known_hosts").exists()
     said = accept(peer, users, real, timeout=5)
@@ -144,7 +145,32 @@ def test_openssh_paramiko_and_netmiko_read_the_same_files_alike(switch_factory, 
         subprocess.run(["ssh-keygen", "-H", "-f", str(known.site)], check=True, capture_output=True)
         assert label not in known.site.read_text()
     if case == "known to the provider":
-        known = KnownHosts(site=known.site, provider=sw.known_hosts_file, _global=())
+        known = KnownHosts(site=known.site, provider=sw.known_hosts_file, system_files=())
     expected = "refused" if case in ("unknown", "changed") else "known"
     assert {"openssh": ssh_verdict(sw.port, known), "paramiko": host_verdict(sw.port, known),
             "netmiko": switch_verdict(sw, known)} == dict.fromkeys(["openssh", "paramiko", "netmiko"], expected)
+
+
+def test_deploys_openssh_refuses_an_unknown_key_in_the_words_racfg_adds_its_hint_to(switch_factory, tmp_path):
+    """ansible-playbook with the options deploy gives it (racfg.render.connection_options): a machine
+    whose key the files do not list is unreachable with OpenSSH's "Host key verification failed",
+    which the deploy's tracker completes with the racfg hostkey commands (racfg.playbook.events)."""
+    import sys
+
+    from labsupport import operator_env
+
+    from racfg.connection import NO_OVERRIDES
+    from racfg.playbook.events import HOST_KEY_REFUSED
+    from racfg.render import connection_options
+
+    sw = switch_factory("onyx")
+    (tmp_path / "hosts.yml").write_text(f"all:\n  hosts:\n    sw1:\n      ansible_host: 127.0.0.1\n"
+                                        f"      ansible_port: {sw.port}\n      ansible_user: admin\n")
+    (tmp_path / "play.yml").write_text("- hosts: all\n  gather_facts: false\n  tasks:\n"
+                                       "    - name: Reach\n      ansible.builtin.ping:\n")
+    env = operator_env(ANSIBLE_LOCAL_TEMP=str(tmp_path / "tmp"), ANSIBLE_SSH_CONTROL_PATH_DIR=str(tmp_path / "cp"),
+                       HOME=str(tmp_path / "home"))
+    proc = subprocess.run([str(Path(sys.executable).parent / "ansible-playbook"), "-i", str(tmp_path / "hosts.yml"),
+                           *connection_options(NO_OVERRIDES), str(tmp_path / "play.yml")],
+                          capture_output=True, text=True, env=env, timeout=120, stdin=subprocess.DEVNULL)
+    assert "UNREACHABLE" in proc.stdout and HOST_KEY_REFUSED[0] in proc.stdout, proc.stdout[-2000:]

@@ -26,8 +26,8 @@ from typing import Literal
 
 import paramiko
 
-from racfg.errors import CannotRunError
-from racfg.known_hosts import KnownHosts, Verdict, host_label, key_line, offering
+from racfg.errors import CannotRunError, UsageError
+from racfg.known_hosts import FINGERPRINT, KnownHosts, Verdict, host_label, key_line, offering
 
 
 @dataclass(frozen=True)
@@ -193,9 +193,6 @@ def accept(peer: Peer, known: KnownHosts, expected: str, timeout: float = 10.0) 
     """``racfg hostkey accept``: record the key ``peer`` presents now if its fingerprint is
     ``expected`` (read on the machine itself, out of band) and no other key of its type is known
     for it; says what was done. Never replaces a key: a changed or revoked one is refused."""
-    from racfg.errors import UsageError
-    from racfg.known_hosts import FINGERPRINT
-
     if not FINGERPRINT.match(expected):
         raise UsageError(f"--fingerprint {expected!r}: give the key's SHA256 fingerprint as OpenSSH prints it "
                          "(SHA256: and 43 characters, e.g. from `ssh-keygen -lf KEY.pub` on the machine)")

@@ -34,6 +34,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from racfg.errors import UsageError
+
 USER_FILES = ("~/.ssh/known_hosts", "~/.ssh/known_hosts2")  # OpenSSH's default UserKnownHostsFile
 GLOBAL_FILES = (Path("/etc/ssh/ssh_known_hosts"), Path("/etc/ssh/ssh_known_hosts2"))  # ... GlobalKnownHostsFile
 # The host key algorithms that make a server present a key of each type (what a connection offers,
@@ -239,8 +241,6 @@ class KnownHosts:
         user = [*self._provider_files(), *self.user_files()]
         for path in [*user, *self.system_files]:
             if re.search(r"[\s\"'\\]", str(path)):
-                from racfg.errors import UsageError
-
                 raise UsageError(f"known_hosts path {str(path)!r}: OpenSSH takes a list of files split at "
                                  "spaces, so a path with spaces or quotes cannot be given to it")
         return ["-o", "UserKnownHostsFile=" + " ".join(map(str, user)),

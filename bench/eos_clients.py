@@ -29,6 +29,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from racfg.inventory import load_cluster  # noqa: E402
+from racfg.known_hosts import KnownHosts, host_label  # noqa: E402
+from racfg.lab.switches import ensure_host_key  # noqa: E402
 from racfg.render import render_files  # noqa: E402
 from racfg.render.ansible_inventory import intended_for, switch_ports  # noqa: E402
 from racfg.switches import SwitchTarget, apply_switch  # noqa: E402
@@ -77,11 +79,14 @@ def main() -> int:
         }))
         catalog = tmp / "anta-catalog.yml"
         catalog.write_text(render_files(cluster)["anta-catalog.yml"])
+        known = tmp / "known_hosts"  # the switch's host key, made before it starts, as the lab makes one
+        known.write_text(f"{host_label('127.0.0.1', ssh_port)} {ensure_host_key(tmp / 'state')}\n")
         proc = subprocess.Popen([sys.executable, "-m", "racfg.lab.switchcli", "--config", str(tmp / "cli.json")])
         try:
             wait_port(ssh_port)
             wait_port(eapi_port)
-            target = SwitchTarget(switch.name, "eos", "127.0.0.1", ssh_port, "admin", PASSWORD, timeout=10)
+            target = SwitchTarget(switch.name, "eos", "127.0.0.1", ssh_port, "admin", PASSWORD, timeout=10,
+                                  known_hosts=KnownHosts(provider=known))
             apply_switch(target, intended_for(cluster, switch.name))
             sw = EosSwitch(switch.name, "127.0.0.1", PASSWORD, ssh_port=ssh_port, eapi_port=eapi_port)
             print(f"switch {switch.name} ({switch.model.name}): {len(cabled)} cabled ports, deployed by racfg")

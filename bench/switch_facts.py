@@ -26,6 +26,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from racfg.known_hosts import KnownHosts, host_label  # noqa: E402
+from racfg.lab.switches import ensure_host_key  # noqa: E402
 from racfg.switches import SwitchTarget, read_facts  # noqa: E402
 
 PASSWORD = "bench-secret"
@@ -51,10 +53,13 @@ def start(tmp: Path, index: int, platform: str, ports: int) -> tuple[subprocess.
            "password_file": str(pw), "state_dir": str(tmp / name), "ports": cabled}
     path = tmp / f"{name}.json"
     path.write_text(json.dumps(cfg))
+    known = tmp / f"{name}.known_hosts"  # its host key, made before it starts, as the lab makes a switch's
+    known.write_text(f"{host_label('127.0.0.1', port)} {ensure_host_key(tmp / name)}\n")
     # its stdout is the switch's log (a line per login): not the benchmark's output
     proc = subprocess.Popen([sys.executable, "-m", "racfg.lab.switchcli", "--config", str(path)],
                             stdout=subprocess.DEVNULL)
-    return proc, SwitchTarget(name, platform, "127.0.0.1", port, "admin", PASSWORD)
+    return proc, SwitchTarget(name, platform, "127.0.0.1", port, "admin", PASSWORD,
+                              known_hosts=KnownHosts(provider=known))
 
 
 def wait(target: SwitchTarget) -> None:
@@ -93,8 +98,10 @@ def lab_targets(inventory: Path) -> tuple[list[SwitchTarget], dict[str, int]]:
     from racfg.lab import api
 
     cluster = load_cluster(inventory)
+    known = KnownHosts(provider=api.lab_known_hosts(cluster.name))
     targets = [SwitchTarget(name, sw.platform, sw.spec.mgmt, sw.spec.ssh_port, sw.spec.credentials.username,
-                            api.switch_password(cluster.name, name)) for name, sw in cluster.switches.items()]
+                            api.switch_password(cluster.name, name), known_hosts=known)
+               for name, sw in cluster.switches.items()]
     return targets, {name: sw.model.ports for name, sw in cluster.switches.items()}
 
 

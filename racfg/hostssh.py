@@ -2,9 +2,10 @@
 probes, smoke's measurements): host keys checked, one connection per host reused for every
 command of a run, long-running processes that can be killed, output read to its end.
 
-Host keys: the provider's file when it gives one (the lab's, ``ConnectionOverrides.known_hosts``),
-else the user's ``~/.ssh/known_hosts``; a host whose key is unknown or different is refused, as
-deploy's OpenSSH refuses it (racfg.render.connection_options).
+Host keys: checked by racfg.hostkey_check against the files of racfg.known_hosts (the site's or
+the user's, the system's, and the provider's, e.g. the lab's); a host whose key is unknown or
+different is refused with its fingerprint, as deploy's OpenSSH refuses it on the same files
+(racfg.render.connection_options).
 
 Every long-running process is started as ``sh -c 'echo $$; exec timeout ... TOOL'`` in its own
 SSH channel. sshd makes each channel's command a session leader, so ``$$`` is the pid and the
@@ -29,7 +30,9 @@ import paramiko
 
 from racfg.connection import ConnectionOverrides
 from racfg.errors import CannotRunError
+from racfg.hostkey_check import CheckPolicy, HostKeyError, Peer, checked_key, disabled_algorithms
 from racfg.inventory.cluster import ClusterHost
+from racfg.known_hosts import KnownHosts
 
 
 class HostSshError(CannotRunError):
@@ -145,13 +148,14 @@ class SshEndpoint:
     user: str = "root"
     port: int = 22
     key_file: str | None = None
-    known_hosts: Path | None = None
+    known_hosts: KnownHosts = field(default_factory=KnownHosts)
 
     @classmethod
     def of(cls, host: ClusterHost, overrides: ConnectionOverrides) -> SshEndpoint:
-        """A host of the loaded inventory, with the provider's key where the inventory gives none."""
+        """A host of the loaded inventory, with the provider's key where the inventory gives none,
+        checked against the site's (or the user's) known_hosts and the provider's."""
         return cls(host.name, str(host.mgmt), host.ssh_user, host.ssh_port, overrides.ssh_key_for(host.ssh_key),
-                   overrides.known_hosts)
+                   KnownHosts(host.known_hosts, overrides.known_hosts))
 
 
 class HostSession:
@@ -186,23 +190,30 @@ class HostSession:
                 self.client = self._open()
 
     def _open(self) -> paramiko.SSHClient:
+        """Connect and log in; the host's key is judged by racfg.hostkey_check (no key is loaded
+        into paramiko, so every key reaches the policy) before any credential is offered."""
         client = paramiko.SSHClient()
-        if self.known_hosts is not None:  # as deploy's UserKnownHostsFile: the provider's file instead of the user's
-            client.load_host_keys(str(Path(self.known_hosts).expanduser()))
-        else:
-            client.load_system_host_keys()
-        client.set_missing_host_key_policy(paramiko.RejectPolicy())
+        peer = Peer("host", self.name, self.address, self.port)
+        client.set_missing_host_key_policy(CheckPolicy(peer, self.known_hosts))
         self.opened += 1
         key = str(Path(self.key).expanduser()) if self.key else None
+        unreachable = f"{self.name}: cannot reach {self.user}@{self.address}:{self.port} over SSH"
         try:
-            client.connect(self.address, port=self.port, username=self.user, key_filename=key,
-                           timeout=CONNECT_TIMEOUT, banner_timeout=CONNECT_TIMEOUT, auth_timeout=CONNECT_TIMEOUT,
-                           allow_agent=key is None, look_for_keys=key is None)
+            try:
+                client.connect(self.address, port=self.port, username=self.user, key_filename=key,
+                               timeout=CONNECT_TIMEOUT, banner_timeout=CONNECT_TIMEOUT, auth_timeout=CONNECT_TIMEOUT,
+                               allow_agent=key is None, look_for_keys=key is None,
+                               disabled_algorithms=disabled_algorithms(peer, self.known_hosts))
+            except paramiko.IncompatiblePeer:  # none of the key types known for it: say which key it has
+                checked_key(peer, self.known_hosts, CONNECT_TIMEOUT)
+                raise
+        except HostKeyError as exc:
+            client.close()
+            raise self.error(f"{unreachable} ({exc.message.removeprefix(f'{self.name}: ')})", hint=exc.hint) from None
         except (TimeoutError, paramiko.SSHException, OSError) as exc:
             client.close()
             reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-            raise self.error(f"{self.name}: cannot reach {self.user}@{self.address}:{self.port} over SSH "
-                             f"({reason})") from None
+            raise self.error(f"{unreachable} ({reason})") from None
         transport = client.get_transport()
         if transport is not None:
             transport.set_keepalive(5)

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from racfg.connection import ConnectionOverrides
 from racfg.inventory.cluster import Cluster, ClusterHost
+from racfg.known_hosts import KnownHosts
 from racfg.lab import api
 from racfg.lab.state import LabState, load_state
 from racfg.secret_vars import SWITCH_PASSWORDS_VAR, secret_extravars
@@ -74,6 +75,11 @@ class LabHandle:
         key = api.lab_ssh_key(self.site)
         assert key is not None
         return key
+
+    @property
+    def known_hosts(self) -> KnownHosts:
+        """The host keys racfg checks the lab's hosts and switches against (the lab records them all)."""
+        return KnownHosts(provider=api.lab_known_hosts(self.site))
 
     @property
     def overrides(self) -> ConnectionOverrides:

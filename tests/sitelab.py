@@ -70,7 +70,7 @@ class DeployedSite:
     def switch_target(self, name: str) -> SwitchTarget:
         sw = self.lab.cluster.switches[name].spec
         return SwitchTarget(name, sw.platform, sw.mgmt, username="admin",
-                            password=self.lab.overrides.switch_passwords[name])
+                            password=self.lab.overrides.switch_passwords[name], known_hosts=self.lab.known_hosts)
 
     def switch_cli(self, lines: list[str], save: bool = True, switch: str = "sw1") -> None:
         """Configure a switch as an operator would, over its SSH CLI."""

@@ -47,8 +47,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("racfg", "racfg validators")
     group.addoption("--rendered", help="directory written by `racfg render SITE.yaml --out DIR`")
     group.addoption("--ssh-key", help="SSH private key for hosts whose inventory entry names none")
-    group.addoption("--known-hosts", help="known_hosts file to check host keys against instead of "
-                                          "~/.ssh/known_hosts; an unknown or changed key is refused")
+    group.addoption("--known-hosts", help="known_hosts file to check host keys against besides the site's "
+                                          "(site.known_hosts) or ~/.ssh/known_hosts and /etc/ssh/ssh_known_hosts; "
+                                          "an unknown or changed key is refused")
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -16,6 +16,7 @@ from typing import Any
 from racfg.baseline.store import commit_baseline, staging_dir
 from racfg.connection import NO_OVERRIDES, ConnectionOverrides
 from racfg.inventory import Cluster
+from racfg.known_hosts import KnownHosts
 from racfg.playbook import Playbook, PlaybookTracker, Selection
 from racfg.run_record import RunRecord
 from racfg.switches.facts import ConfigLine, has_bgp_process
@@ -154,12 +155,14 @@ def switch_baseline(cluster: Cluster, overrides: ConnectionOverrides = NO_OVERRI
     from racfg.render.ansible_inventory import switch_vars
     from racfg.switches import SwitchTarget, read_facts, resolve_password
 
+    known = KnownHosts(cluster.known_hosts_file, overrides.known_hosts)
+
     def one(name: str) -> dict[str, Any]:
         switch = cluster.switches[name]
         spec = switch_vars(cluster, switch)["racfg_switch"]
         password = resolve_password(switch.spec.credentials.model_dump(), site=cluster.name, name=name,
                                     overrides=overrides)
-        return read_facts(SwitchTarget.from_vars(spec, password)).to_dict()
+        return read_facts(SwitchTarget.from_vars(spec, password, known_hosts=known)).to_dict()
 
     with ThreadPoolExecutor(max_workers=min(16, len(names))) as pool:
         return dict(zip(names, pool.map(one, names), strict=True))

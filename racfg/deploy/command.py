@@ -162,7 +162,8 @@ def run_deploy(cluster: Cluster, options: DeployOptions, title: str = "deploy",
                      playbook: str | None = None) -> Playbook:
                 return Playbook(playbook=playbook or options.playbook, inventory=inventory_dir / "hosts.yml",
                                 record_dir=record.path, selection=selection, extravars={**extravars, **(more or {})},
-                                connection_options=connection_options(overrides), secret_vars=secrets, ident=ident)
+                                connection_options=connection_options(overrides, cluster.known_hosts_file),
+                                secret_vars=secrets, ident=ident)
 
             def run_pass(run: Playbook, label: str) -> tuple[PlaybookTracker, bool]:
                 return _run_pass(run, f"{title} {cluster.name}" + (f": {label}" if label else ""), options, stop)
@@ -196,8 +197,11 @@ def run_deploy(cluster: Cluster, options: DeployOptions, title: str = "deploy",
 def provider_extravars(overrides: ConnectionOverrides) -> dict[str, Any]:
     """Variables the provider sets for its runs only (``ConnectionOverrides.host_vars``): the lab has
     no GPUs, so there the gpu role reports "no GPU" as a skip instead of failing, and its lldpd
-    announces every second. A production run (no provider) keeps what the inventory renders."""
-    return dict(overrides.host_vars)
+    announces every second; and its known_hosts, which the switch role reads besides the site's
+    (hosts get it through ``connection_options``). A production run (no provider) keeps what the
+    inventory renders."""
+    known = {"racfg_provider_known_hosts": str(overrides.known_hosts)} if overrides.known_hosts else {}
+    return {**overrides.host_vars, **known}
 
 
 @contextmanager

@@ -16,6 +16,7 @@ from typing import Any
 from racfg.connection import ConnectionOverrides
 from racfg.errors import RacfgError
 from racfg.inventory import Cluster
+from racfg.known_hosts import KnownHosts
 
 
 @dataclass
@@ -42,12 +43,15 @@ def read_switches(cluster: Cluster, names: list[str], overrides: ConnectionOverr
     from racfg.render.ansible_inventory import switch_vars
     from racfg.switches import SwitchTarget, read_facts, resolve_password
 
+    known = KnownHosts(cluster.known_hosts_file, overrides.known_hosts)
+
     def one(name: str) -> Any:
         switch = cluster.switches[name]
         try:
             password = resolve_password(switch.spec.credentials.model_dump(), site=cluster.name, name=name,
                                         overrides=overrides)
-            return read_facts(SwitchTarget.from_vars(switch_vars(cluster, switch)["racfg_switch"], password))
+            return read_facts(SwitchTarget.from_vars(switch_vars(cluster, switch)["racfg_switch"], password,
+                                                     known_hosts=known))
         except RacfgError as exc:
             return exc
 

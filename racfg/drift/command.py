@@ -89,7 +89,8 @@ def read_facts_now(cluster: Cluster, record: RunRecord, overrides: ConnectionOve
     the inventory rendered in ``record`` (run_drift's one render, or this call's)."""
     read = read or FactsRead()
     inventory = rendered_inventory(cluster, record)
-    return collect_facts(cluster, inventory / "hosts.yml", connection_options(overrides), record.path / "facts",
+    return collect_facts(cluster, inventory / "hosts.yml", connection_options(overrides, cluster.known_hosts_file),
+                         record.path / "facts",
                          overrides, forks=forks, host_facts=read.hosts, switch_facts=read.switches)
 
 

@@ -90,6 +90,7 @@ class ClusterHost:
     range_index: int = 0  # position inside its name range (0 for the first or a single host)
     gpu_model: str | None = None  # for the bill of materials: the inventory's, else the catalog's
     python: str | None = None  # the host's Python (ansible_python_interpreter); None: render's default
+    known_hosts: Path | None = None  # the site's known_hosts file (site.known_hosts), None: the user's
 
 
 @dataclass
@@ -122,6 +123,16 @@ class Cluster:
 
     def line(self, loc: Loc) -> int:
         return line_of(self.root, loc)
+
+    @property
+    def known_hosts_file(self) -> Path | None:
+        """``site.known_hosts`` as a path on the controller (relative to the inventory file, like
+        every path in it), or None: the user's files (racfg.known_hosts)."""
+        named = self.inventory.site.known_hosts
+        if not named:
+            return None
+        path = Path(os.path.expanduser(named))
+        return path if path.is_absolute() else (self.path.parent / path).absolute()
 
     def ofed_source_on_controller(self) -> Path | None:
         """The mlnx flavor's source as a path on the controller (a relative path is relative to
@@ -223,6 +234,7 @@ def build_cluster(inv: m.Inventory, path: Path, display: str, root: Any) -> Clus
                     range_index=k,
                     gpu_model=gpu_model,
                     python=_pick("python", host, inv.defaults)[0],
+                    known_hosts=cluster.known_hosts_file,
                 )
             )
     return cluster

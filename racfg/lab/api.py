@@ -42,7 +42,7 @@ def lab_ssh_key(site: str) -> Path | None:
 
 
 def lab_known_hosts(site: str) -> Path | None:
-    """known_hosts with every lab host's key by management address (for StrictHostKeyChecking)."""
+    """known_hosts with every lab host's and switch's key by management address (for StrictHostKeyChecking)."""
     path = ssh_key_path(site).parent / "known_hosts"
     return path if is_lab_up(site) and path.exists() else None
 
@@ -292,3 +292,13 @@ def restart_switch(site: str, switch: str, *, kill: bool = True) -> None:
     """Reboot a lab switch: kill its CLI and start it again; saved config stays, unsaved is lost."""
     stop_switch(site, switch, kill=kill)
     start_switch(site, switch)
+
+
+def rekey_switch(site: str, switch: str, private_key: bytes | None = None) -> bytes:
+    """Give a lab switch another SSH host key (``private_key``, else a new one) and restart its CLI,
+    as a replaced switch, or one posing as it, would present; the lab's known_hosts keeps the key
+    it recorded. Returns the private key it had (to give it back)."""
+    _lab_switch(require_lab(site), switch)
+    old = switches.replace_host_key(switches.switch_dir(site_dir(site), switch), private_key)
+    restart_switch(site, switch, kill=False)
+    return old

@@ -104,10 +104,10 @@ def _ensure_ssh_key(site: str) -> str:
 
 
 def _write_ssh_client_files(state: LabState, host_keys: dict[str, str]) -> None:
-    """known_hosts (by management address) and an ssh_config naming every host, for humans and tools."""
+    """known_hosts (hosts' and switches' keys by management address) and an ssh_config naming every host."""
     ssh_dir = ssh_key_path(state.site).parent
-    (ssh_dir / "known_hosts").write_text("".join(
-        f"{state.hosts[name].mgmt} {key}\n" for name, key in sorted(host_keys.items())))
+    hosts = [f"{state.hosts[name].mgmt} {key}\n" for name, key in sorted(host_keys.items())]
+    (ssh_dir / "known_hosts").write_text("".join(hosts + switches.known_hosts_lines(state)))
     blocks = [
         f"Host {h.name}\n  HostName {h.mgmt}\n  User root\n  IdentityFile {ssh_dir / 'id_ed25519'}\n"
         f"  IdentitiesOnly yes\n  UserKnownHostsFile {ssh_dir / 'known_hosts'}\n  StrictHostKeyChecking yes\n"

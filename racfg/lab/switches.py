@@ -23,9 +23,11 @@ from typing import Any
 
 from racfg.errors import CannotRunError
 from racfg.inventory.cluster import Cluster
+from racfg.known_hosts import host_label
 from racfg.lab.machines import _tail, is_running, ssh_banner, terminate
 from racfg.lab.sh import log
-from racfg.lab.state import SwitchState
+from racfg.lab.state import LabState, SwitchState
+from racfg.lab.state import site_dir as lab_dir
 
 CLI_MODULE = "racfg.lab.switchcli"
 
@@ -60,6 +62,44 @@ def password_sources(cluster: Cluster) -> dict[str, str]:
         elif var:
             first[var] = name
     return shared
+
+
+HOST_KEY = "ssh_host_ed25519_key"  # in the switch's directory (its CLI's state_dir), as sshd keeps its own
+
+
+def ensure_host_key(directory: Path) -> str:
+    """The switch's SSH host key, made once by the lab (the CLI reads it, switchcli.server.host_key)
+    so that the lab records it in its known_hosts before the switch first answers, as it does a
+    host's: racfg checks a switch's key as strictly as a host's. Returns its public key line."""
+    directory.mkdir(parents=True, exist_ok=True)
+    key = directory / HOST_KEY
+    if not key.exists():
+        subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", f"switch@{directory.name}",
+                        "-f", str(key)], check=True, capture_output=True, stdin=subprocess.DEVNULL)
+    return " ".join(Path(f"{key}.pub").read_text().split()[:2])
+
+
+def known_hosts_lines(state: LabState) -> list[str]:
+    """The lab's known_hosts lines of its switches, by management address (their CLIs listen on
+    port 22), as it records its hosts': each key is made here if the switch has none yet."""
+    return [f"{host_label(sw.mgmt, 22)} {ensure_host_key(switch_dir(lab_dir(state.site), name))}\n"
+            for name, sw in sorted(state.switches.items())]
+
+
+def replace_host_key(directory: Path, private: bytes | None = None) -> bytes:
+    """Give the switch another host key (``private``, or a new one), as a replaced or re-keyed switch
+    has; returns the key it had. Its CLI presents the new one once restarted."""
+    key = directory / HOST_KEY
+    old = key.read_bytes()
+    key.unlink()
+    Path(f"{key}.pub").unlink(missing_ok=True)
+    if private is None:
+        ensure_host_key(directory)
+    else:
+        fd = os.open(key, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(private)
+    return old
 
 
 EAPI_PORT = 443  # EOS switches also serve eAPI (HTTPS) on their management address, as real ones do

@@ -186,7 +186,7 @@ class PlaybookTracker:
                 self._say(f"  FAILED: [{name}] {problem}")
         elif kind == "runner_on_unreachable":
             progress.unreachable += 1
-            message = _message(res)
+            message = _message(res) + _host_key_hint(res)
             progress.problems.append(f"unreachable: {message}")
             self._say(f"  UNREACHABLE: [{name}] {message}")
 
@@ -274,6 +274,19 @@ def skip_reasons(res: dict[str, Any]) -> list[str]:
             if isinstance(line, str) and line.strip().lower().startswith(SKIP_PREFIX):
                 out.append(" ".join(line.strip()[len(SKIP_PREFIX):].split()))
     return out
+
+
+# What OpenSSH prints when it refuses a host's key (StrictHostKeyChecking=yes, racfg.known_hosts)
+HOST_KEY_REFUSED = ("Host key verification failed", "REMOTE HOST IDENTIFICATION HAS CHANGED")
+
+
+def _host_key_hint(res: dict[str, Any]) -> str:
+    """For a host OpenSSH refused for its key: how to see the key and record one that was checked
+    (OpenSSH's own words name neither the key nor the fix)."""
+    if not any(words in str(res.get("msg") or "") for words in HOST_KEY_REFUSED):
+        return ""
+    return (" (its SSH host key is not in the known_hosts files, or changed: `racfg hostkey show INVENTORY` "
+            "names its fingerprint, `racfg hostkey accept` records a key you have checked)")
 
 
 def _message(res: dict[str, Any]) -> str:

@@ -55,6 +55,8 @@ def group_vars(cluster: Cluster) -> dict[str, Any]:
         "racfg_os": sw.os.model_dump(mode="json", exclude_none=True) if sw.os else None,
         "racfg_tuning": sw.tuning.model_dump(mode="json"),
         "racfg_allow_reboot": False,
+        # the site's known_hosts (absolute): the switch role's module and validate read it as deploy's OpenSSH does
+        **({"racfg_known_hosts": str(cluster.known_hosts_file)} if cluster.known_hosts_file else {}),
     }
 
 

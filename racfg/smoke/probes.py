@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from racfg.connection import ConnectionOverrides
 from racfg.errors import RacfgError
 from racfg.inventory.cluster import Cluster
+from racfg.known_hosts import KnownHosts
 from racfg.smoke.errors import MeasurementError
 from racfg.smoke.remote import Fleet
 from racfg.switches.parsers.counters import PortCounters, parse_counters
@@ -34,13 +35,14 @@ class SwitchCounters:
         from racfg.switches import SwitchSession, SwitchTarget, resolve_password
 
         problems = []
+        known = KnownHosts(self.cluster.known_hosts_file, self.overrides.known_hosts)
         for name in self.wanted:
             sw = self.cluster.switches[name]
             try:
                 password = self.overrides.switch_passwords.get(name) or resolve_password(
                     sw.spec.credentials.model_dump(), site=self.cluster.name, name=name)
                 session = SwitchSession(SwitchTarget(name, sw.platform, sw.spec.mgmt, sw.spec.ssh_port,
-                                                     sw.spec.credentials.username, password))
+                                                     sw.spec.credentials.username, password, known_hosts=known))
                 session.open()
                 self.sessions[name] = session
             except RacfgError as exc:

@@ -1,5 +1,6 @@
 """An SSH session to one switch through netmiko's own platform driver, with errors a person can
-act on (address and port in every connection error, no tracebacks)."""
+act on (address and port in every connection error, no tracebacks), and the switch's host key
+checked as a host's is (racfg.hostkey_check: read and judged, then netmiko strict on that key)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ from typing import Any
 from netmiko.exceptions import NetmikoAuthenticationException, NetmikoTimeoutException
 from paramiko.ssh_exception import SSHException
 
+from racfg.hostkey_check import Peer, checked_key, pinned, switched_key
+from racfg.known_hosts import KnownHosts
 from racfg.switches.drivers import SwitchDriver, get_driver
 from racfg.switches.errors import SwitchAuthError, SwitchConfigError, SwitchUnreachable
 from racfg.switches.facts import SwitchFacts
@@ -30,16 +33,22 @@ class SwitchTarget:
     username: str = "admin"
     password: str = field(default="", repr=False)
     timeout: float = 10.0
+    known_hosts: KnownHosts = field(default_factory=KnownHosts)  # whose keys it may present (the user's files)
 
     @property
     def address(self) -> str:
         return f"{self.host}:{self.port}"
 
+    @property
+    def peer(self) -> Peer:
+        return Peer("switch", self.name, self.host, self.port)
+
     @classmethod
-    def from_vars(cls, switch: dict[str, Any], password: str, timeout: float = 10.0) -> SwitchTarget:
+    def from_vars(cls, switch: dict[str, Any], password: str, timeout: float = 10.0,
+                  known_hosts: KnownHosts | None = None) -> SwitchTarget:
         """From the rendered ``racfg_switch`` host var and a resolved password."""
         return cls(str(switch["name"]), str(switch["platform"]), str(switch["mgmt"]), int(switch.get("ssh_port") or 22),
-                   str(switch.get("username") or "admin"), password, timeout)
+                   str(switch.get("username") or "admin"), password, timeout, known_hosts or KnownHosts())
 
 
 class SwitchSession:
@@ -58,15 +67,19 @@ class SwitchSession:
         self.close()
 
     def open(self) -> None:
-
+        """Log in: the switch's key is checked first (no password is sent to a switch whose key
+        is not known), then netmiko connects accepting that key alone."""
         t = self.target
         try:
-            self.conn = self.driver.open_connection(
-                host=t.host, port=t.port, username=t.username,
-                password=t.password, secret=t.password, timeout=t.timeout, conn_timeout=t.timeout,
-                auth_timeout=t.timeout, banner_timeout=t.timeout, fast_cli=True, allow_agent=False,
-                use_keys=False, ssh_config_file=None,
-            )
+            key = checked_key(t.peer, t.known_hosts, t.timeout)
+            with pinned(t.peer, key) as (known_file, algorithms):
+                self.conn = self.driver.open_connection(
+                    host=t.host, port=t.port, username=t.username,
+                    password=t.password, secret=t.password, timeout=t.timeout, conn_timeout=t.timeout,
+                    auth_timeout=t.timeout, banner_timeout=t.timeout, fast_cli=True, allow_agent=False,
+                    use_keys=False, ssh_config_file=None, ssh_strict=True, system_host_keys=False,
+                    alt_host_keys=True, alt_key_file=str(known_file), disabled_algorithms=algorithms,
+                )
             self.conn.enable()
         except NetmikoAuthenticationException:
             raise SwitchAuthError(
@@ -74,6 +87,8 @@ class SwitchSession:
                 hint="check the switch credentials in the inventory",
             ) from None
         except (TimeoutError, NetmikoTimeoutException, SSHException, OSError, EOFError) as exc:
+            if (refused := switched_key(t.peer, t.known_hosts, exc)) is not None:
+                raise refused from None
             reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
             raise SwitchUnreachable(f"switch {t.name}: cannot reach {t.address} over SSH ({reason})") from None
 

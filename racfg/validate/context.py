@@ -18,6 +18,7 @@ from typing import Any
 
 from racfg.connection import NO_OVERRIDES, ConnectionOverrides
 from racfg.hostssh import HostSession, SshEndpoint
+from racfg.known_hosts import KnownHosts
 from racfg.render.unsafe import load_rendered
 from racfg.validate.analysis import CableEnd, CablingVerdict, cabling_verdicts
 from racfg.validate.pathmatrix import NicPaths, Outcome, attribute
@@ -125,8 +126,15 @@ class ValidateContext:
             name=name, address=str(hv.get("ansible_host", name)), user=str(hv.get("ansible_user") or "root"),
             port=int(hv.get("ansible_port") or 22),
             key_file=self.overrides.ssh_key_for(hv.get("ansible_ssh_private_key_file")),
-            known_hosts=self.overrides.known_hosts,
+            known_hosts=self.known_hosts,
         )
+
+    @property
+    def known_hosts(self) -> KnownHosts:
+        """The host keys hosts and switches are checked against: the site's file (rendered as
+        ``racfg_known_hosts``) or the user's, and the provider's."""
+        site = self.site.group_vars.get("racfg_known_hosts")
+        return KnownHosts(Path(site) if site else None, self.overrides.known_hosts)
 
     def session(self, name: str) -> HostSession:
         """The host's SSH session (racfg.hostssh), made once per run; it connects on its first command."""
@@ -205,7 +213,7 @@ class ValidateContext:
             try:
                 password = resolve_password(spec.get("credentials", {}), site=self.site_name, name=name,
                                             overrides=self.overrides)
-                facts: Any = read_facts(SwitchTarget.from_vars(spec, password))
+                facts: Any = read_facts(SwitchTarget.from_vars(spec, password, known_hosts=self.known_hosts))
             except RacfgError as exc:
                 facts = exc
             if self.on_progress:

@@ -135,15 +135,19 @@ def test_the_provider_key_reaches_only_hosts_whose_inventory_names_none(tmp_path
     inventory key above them. Checked on the ssh command lines ansible-playbook itself runs
     (-vvv) against a closed local port: nothing is reached, each host's ssh options are shown."""
     import re
+    import shlex
     import subprocess
     import sys
 
     from labsupport import operator_env
 
     from racfg.connection import NO_OVERRIDES, ConnectionOverrides
+    from racfg.known_hosts import KnownHosts
     from racfg.render import connection_options
 
-    assert connection_options(NO_OVERRIDES) == []
+    # with no provider: no key, and strict checking on the user's and the system's known_hosts
+    assert connection_options(NO_OVERRIDES) == ["--ssh-common-args", shlex.join(KnownHosts().openssh_options())]
+    assert "StrictHostKeyChecking=yes" in KnownHosts().openssh_options()
     overrides = ConnectionOverrides(provider="lab", ssh_key=Path("/lab/id"), known_hosts=Path("/lab/known"))
     (tmp_path / "hosts.yml").write_text(
         "all:\n  vars:\n    ansible_port: 9\n  hosts:\n"
@@ -241,3 +245,5 @@ def test_gpus_are_required_in_production_and_lifted_only_for_a_lab_run():
     assert provider_extravars(NO_OVERRIDES) == {}
     lab = ConnectionOverrides(provider="lab", host_vars={"racfg_gpu_required": False})
     assert provider_extravars(lab) == {"racfg_gpu_required": False}
+    lab = ConnectionOverrides(provider="lab", known_hosts=Path("/lab/known_hosts"))  # the switch role reads it
+    assert provider_extravars(lab) == {"racfg_provider_known_hosts": "/lab/known_hosts"}

@@ -71,7 +71,7 @@ def eventually(read: Callable[[], T], want: Callable[[T], bool], what: str, dead
 def switch_target(lab: testing.LabHandle, name: str) -> SwitchTarget:
     sw = lab.cluster.switches[name]
     return SwitchTarget(name, sw.platform, str(sw.spec.mgmt), 22, sw.spec.credentials.username,
-                        api.switch_password(lab.site, name))
+                        api.switch_password(lab.site, name), known_hosts=lab.known_hosts)
 
 
 def switch_lldp(lab: testing.LabHandle, name: str) -> dict[str, tuple[str, str]]:

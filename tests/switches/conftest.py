@@ -1,4 +1,7 @@
-"""Emulated switches (racfg.lab.switchcli) on 127.0.0.1 with free ports: real SSH, real netmiko."""
+"""Emulated switches (racfg.lab.switchcli) on 127.0.0.1 with free ports: real SSH, real netmiko.
+
+Each switch gets its host key before it starts, as a lab switch does, and a known_hosts file that
+lists it (``EmulatedSwitch.known_hosts``): racfg's sessions check a switch's key strictly."""
 
 from __future__ import annotations
 
@@ -12,6 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
+from racfg.known_hosts import KnownHosts, host_label
+from racfg.lab.switches import ensure_host_key
 
 PASSWORD = "lab-secret-1"
 MODELS = {"onyx": ("SN2700", 32, "1/1"), "eos": ("7368X", 128, "Ethernet1/1"), "mlnxos-ib": ("SB7800", 36, "1/1")}
@@ -29,7 +35,13 @@ class EmulatedSwitch:
     platform: str
     port: int
     config: Path
+    known_hosts_file: Path
     proc: subprocess.Popen | None = None
+
+    @property
+    def known_hosts(self) -> KnownHosts:
+        """The host keys a session to this switch trusts: its own file, as a provider's."""
+        return KnownHosts(provider=self.known_hosts_file)
 
     def start(self) -> None:
         self.proc = subprocess.Popen([sys.executable, "-m", "racfg.lab.switchcli", "--config", str(self.config)])
@@ -65,7 +77,9 @@ def make_switch(tmp: Path, platform: str, name: str = "sw1") -> EmulatedSwitch:
     }
     path = tmp / "cli.json"
     path.write_text(json.dumps(cfg))
-    return EmulatedSwitch(name, platform, port, path)
+    known = tmp / "known_hosts"
+    known.write_text(f"{host_label('127.0.0.1', port)} {ensure_host_key(tmp / 'state')}\n")
+    return EmulatedSwitch(name, platform, port, path, known)
 
 
 @pytest.fixture(params=["onyx", "eos", "mlnxos-ib"])

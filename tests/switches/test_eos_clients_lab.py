@@ -71,7 +71,8 @@ def eos(lab: testing.LabHandle, hosts_announce_lldp: None) -> EosSwitch:
     """The lab switch, deployed as racfg intends it (MTU, descriptions; saved)."""
     sw = lab.cluster.switches[SWITCH]
     password = racfg.lab.switch_password(lab.site, SWITCH)
-    target = SwitchTarget(SWITCH, "eos", sw.spec.mgmt, 22, sw.spec.credentials.username, password, timeout=10)
+    target = SwitchTarget(SWITCH, "eos", sw.spec.mgmt, 22, sw.spec.credentials.username, password, timeout=10,
+                          known_hosts=lab.known_hosts)
     result = apply_switch(target, intended_for(lab.cluster, SWITCH))
     assert result.saved and not apply_switch(target, intended_for(lab.cluster, SWITCH)).changed
     return EosSwitch(SWITCH, sw.spec.mgmt, password, username=sw.spec.credentials.username)
@@ -167,7 +168,8 @@ def test_pyeapi_json_text_errors_and_one_state_with_ssh(lab, eos):
                        return_node=True).enable("show version")
 
     assert n.config(["interface Ethernet7", "description set-over-eapi"]) == [{}, {}]
-    facts = read_facts(SwitchTarget(SWITCH, "eos", eos.host, 22, eos.username, eos.password, timeout=10))
+    facts = read_facts(SwitchTarget(SWITCH, "eos", eos.host, 22, eos.username, eos.password, timeout=10,
+                                    known_hosts=lab.known_hosts))
     assert facts.interfaces["Ethernet7"].description == "set-over-eapi"  # the SSH CLI sees it
     n.config(["interface Ethernet7", "no description"])
 

@@ -44,7 +44,8 @@ def typed_at_login(sw, monkeypatch) -> list[str]:
 
     with monkeypatch.context() as login:
         login.setattr(BaseConnection, "write_channel", record)
-        session = SwitchSession(SwitchTarget("sw1", sw.platform, "127.0.0.1", sw.port, "admin", PASSWORD, timeout=5))
+        session = SwitchSession(SwitchTarget("sw1", sw.platform, "127.0.0.1", sw.port, "admin", PASSWORD, timeout=5,
+                                             known_hosts=sw.known_hosts))
         session.open()
     session.close()
     return "".join(sent).replace("\r\n", "\n").replace("\r", "\n").split("\n")[:-1]

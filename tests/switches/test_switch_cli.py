@@ -31,7 +31,8 @@ def connect(sw, password: str = PASSWORD):
 
 
 def target(sw, password: str = PASSWORD) -> SwitchTarget:
-    return SwitchTarget(sw.name, sw.platform, "127.0.0.1", sw.port, "admin", password, timeout=5)
+    return SwitchTarget(sw.name, sw.platform, "127.0.0.1", sw.port, "admin", password, timeout=5,
+                        known_hosts=sw.known_hosts)
 
 
 def intended(sw, mtu: int = 9000, port: str | None = None) -> IntendedSwitch:

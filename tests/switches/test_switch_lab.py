@@ -429,7 +429,7 @@ def switch_target(lab: testing.LabHandle, name: str) -> SwitchTarget:
     """How racfg reaches the lab switch: its management address and the password the lab generated."""
     sw = lab.cluster.switches[name]
     return SwitchTarget(name, sw.platform, sw.spec.mgmt, 22, sw.spec.credentials.username,
-                        racfg.lab.switch_password(lab.site, name), timeout=30)
+                        racfg.lab.switch_password(lab.site, name), timeout=30, known_hosts=lab.known_hosts)
 
 
 def spare_intent(lab: testing.LabHandle, name: str, *ports: IntendedPort) -> IntendedSwitch:
@@ -538,3 +538,72 @@ def test_eos_no_drop_priorities_are_removed_on_every_port(swlab):
             f"{pfc_only} PFC off"} <= set(result.changes), result.changes
     assert result.facts is not None and not result.facts.pfc.any_enabled
     assert not again.changed, again.changes
+
+
+# --- 6. host keys (issue 51) ------------------------------------------------------------------
+
+def racfg_run(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(BIN / "racfg"), *args], capture_output=True, text=True, env=env, timeout=300,
+                          stdin=subprocess.DEVNULL)
+
+
+def switch_results(proc: subprocess.CompletedProcess[str], name: str) -> list[dict[str, Any]]:
+    results = [r for r in json.loads(proc.stdout)["results"] if r["target"] == name]
+    assert results, proc.stdout[-2000:] + proc.stderr[-2000:]
+    return results
+
+
+def test_switch_host_keys_are_checked_as_hosts_are(swlab, tmp_path):
+    """The lab records its switches' keys in its known_hosts by management address, as its hosts'.
+    A switch whose key no known_hosts file lists is `racfg validate` exit 3 naming the switch, its
+    key type and fingerprint and the command that records it; `racfg hostkey accept` with the
+    fingerprint read on the switch itself (its key file, out of band) records it in the user's
+    known_hosts and validate reads the switch; a re-keyed switch is refused naming both keys, and
+    accept never replaces the known key. HOME is the test's own (no write to /root/.ssh)."""
+    import os
+
+    name, mgmt = "swonyx", "198.18.40.2"
+    home = tmp_path / "home"
+    env = {**os.environ, "HOME": str(home), "RACFG_STATE_DIR": str(tmp_path / "state"), "RACFG_PLAIN": "1"}
+    lab_file = racfg.lab.lab_known_hosts(SITE)
+    assert lab_file is not None
+    recorded = lab_file.read_text()
+    assert f"\n{mgmt} ssh-ed25519 " in f"\n{recorded}" and "\n198.18.40.3 ssh-ed25519 " in f"\n{recorded}"
+    key_file = swlab.state.switches[name].config.replace("cli.json", "ssh_host_ed25519_key.pub")
+    fingerprint = subprocess.run(["ssh-keygen", "-lf", key_file], check=True, capture_output=True,
+                                 text=True).stdout.split()[1]  # read on the switch itself
+    validate = ("validate", str(INVENTORY), "--limit", name, "--format", "json")
+    old_key = None
+    try:
+        lab_file.write_text("".join(line for line in recorded.splitlines(True) if not line.startswith(f"{mgmt} ")))
+        unknown = racfg_run(env, *validate)
+        assert unknown.returncode == 3, unknown.stdout[-2000:] + unknown.stderr[-2000:]
+        messages = {r["message"] for r in switch_results(unknown, name) if r["status"] == "error"}
+        assert any(f"switch {name}: host key of {mgmt} is not known: ssh-ed25519 {fingerprint}" in m
+                   and f"racfg hostkey accept INVENTORY {name} --fingerprint {fingerprint}" in m
+                   for m in messages), messages
+
+        accepted = racfg_run(env, "hostkey", "accept", str(INVENTORY), name, "--fingerprint", fingerprint)
+        assert accepted.returncode == 0, accepted.stdout + accepted.stderr
+        assert (home / ".ssh" / "known_hosts").read_text().startswith(f"{mgmt} ssh-ed25519 ")
+        known = racfg_run(env, *validate)
+        assert known.returncode in (0, 1), known.stdout[-2000:] + known.stderr[-2000:]
+        assert all(r["status"] != "error" for r in switch_results(known, name)), switch_results(known, name)
+
+        lab_file.write_text(recorded)
+        old_key = racfg.lab.rekey_switch(SITE, name)
+        new_fingerprint = subprocess.run(["ssh-keygen", "-lf", key_file], check=True, capture_output=True,
+                                         text=True).stdout.split()[1]
+        changed = racfg_run(env, *validate)
+        assert changed.returncode == 3, changed.stdout[-2000:] + changed.stderr[-2000:]
+        messages = {r["message"] for r in switch_results(changed, name) if r["status"] == "error"}
+        assert any(f"host key of {mgmt} does not match the known one: presented ssh-ed25519 {new_fingerprint}, "
+                   f"known ssh-ed25519 {fingerprint} ({lab_file}:" in m for m in messages), messages
+        users = (home / ".ssh" / "known_hosts").read_text()
+        refused = racfg_run(env, "hostkey", "accept", str(INVENTORY), name, "--fingerprint", new_fingerprint)
+        assert refused.returncode == 3 and "does not match the known one" in refused.stderr, refused.stderr
+        assert (home / ".ssh" / "known_hosts").read_text() == users  # never replaced
+    finally:
+        lab_file.write_text(recorded)
+        if old_key is not None:
+            racfg.lab.rekey_switch(SITE, name, old_key)

@@ -9,7 +9,7 @@ from pydantic import Field, field_validator
 
 from racfg.catalog import parse_speed
 from racfg.inventory.model.base import Speed, Strict, _check_pool, _check_speed
-from racfg.inventory.model.text import DnsName, HostOrAddress, Text
+from racfg.inventory.model.text import DnsName, HostOrAddress, LocalPath, Text
 
 
 class Site(Strict):
@@ -23,6 +23,11 @@ class Site(Strict):
     )
     dns_domain: DnsName | None = Field(None, description="Domain appended to host names in /etc/hosts: a DNS name "
                                        "(labels of letters, digits and '-' joined by '.').")
+    known_hosts: LocalPath | None = Field(
+        None, description="The site's known_hosts file (OpenSSH format): the host keys of its hosts and switches. "
+        "Every SSH connection racfg makes (to hosts and switches, and deploy's OpenSSH) reads it instead of the "
+        "user's ~/.ssh/known_hosts, besides /etc/ssh/ssh_known_hosts; a key it does not list is refused. "
+        "Relative to the inventory file; `racfg hostkey accept` records new keys in it. Default: the user's.")
 
 
 class Fabric(Strict):

@@ -119,7 +119,9 @@ class SwitchServer(asyncssh.SSHServer):  # type: ignore[misc]
 
 
 def host_key(state_dir: Path) -> asyncssh.SSHKey:
-    """The switch's SSH host key, made once (ed25519: instant) and kept across restarts."""
+    """The switch's SSH host key, kept across restarts: made by ``lab up`` before the switch first
+    starts (racfg.lab.switches.ensure_host_key), so the lab's known_hosts lists it; made here
+    (ed25519: instant) for a switch started without one."""
     path = state_dir / "ssh_host_ed25519_key"
     if path.exists():
         return asyncssh.read_private_key(str(path))

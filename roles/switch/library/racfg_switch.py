@@ -47,6 +47,14 @@ options:
     description: SSH connect and authentication timeout in seconds.
     type: int
     default: 10
+  known_hosts:
+    description: The site's known_hosts file (the rendered racfg_known_hosts, from site.known_hosts), read
+      instead of the user's ~/.ssh/known_hosts; /etc/ssh/ssh_known_hosts is read too. A switch whose host key
+      these files (and provider_known_hosts) do not list is refused before its password is sent.
+    type: path
+  provider_known_hosts:
+    description: A provider's known_hosts file read besides them (racfg deploy passes the lab's).
+    type: path
   facts:
     description: Check mode only. The switch's facts as read already in this run (racfg_switch_facts, as
       racfg drift reads each switch once for all its layers); the plan is made from them without logging in.
@@ -74,7 +82,9 @@ racfg_switch_facts:
   returned: when unchanged, or in check mode
 """
 
-from ansible.module_utils.basic import AnsibleModule  # noqa: E402 - Ansible wants the docs first
+from pathlib import Path  # noqa: E402 - Ansible wants the docs first
+
+from ansible.module_utils.basic import AnsibleModule  # noqa: E402
 
 
 def main() -> None:
@@ -87,12 +97,15 @@ def main() -> None:
             "password": {"type": "str", "no_log": True},
             "save": {"type": "bool", "default": True},
             "timeout": {"type": "int", "default": 10},
+            "known_hosts": {"type": "path"},
+            "provider_known_hosts": {"type": "path"},
             "facts": {"type": "dict"},
         },
         supports_check_mode=True,
     )
     try:
         from racfg.errors import RacfgError
+        from racfg.known_hosts import KnownHosts
         from racfg.switches import (
             SwitchConfigError,
             SwitchFacts,
@@ -114,7 +127,9 @@ def main() -> None:
         password = params["password"] or resolve_password(
             switch.get("credentials") or {}, site=str(switch.get("site", "")), name=str(switch["name"]))
         module.no_log_values.add(password)
-        target = SwitchTarget.from_vars(switch, password, timeout=float(params["timeout"]))
+        site_file, provider_file = params["known_hosts"], params["provider_known_hosts"]
+        known_hosts = KnownHosts(Path(site_file) if site_file else None, Path(provider_file) if provider_file else None)
+        target = SwitchTarget.from_vars(switch, password, timeout=float(params["timeout"]), known_hosts=known_hosts)
         known = SwitchFacts.from_dict(params["facts"]) if params["facts"] else None
         result = apply_switch(target, intended, check=module.check_mode, save=params["save"], facts=known)
     except SwitchConfigError as exc:

@@ -292,3 +292,18 @@ def restart_switch(site: str, switch: str, *, kill: bool = True) -> None:
     """Reboot a lab switch: kill its CLI and start it again; saved config stays, unsaved is lost."""
     stop_switch(site, switch, kill=kill)
     start_switch(site, switch)
+
+
+def cut_switch_session(site: str, switch: str, after: int, *, hang: bool = False) -> None:
+    """Fault injection: the next SSH session of lab switch ``switch`` that types ``after`` lines in
+    config mode gets the last of them executed but never answered; the switch then drops the
+    connection, or (``hang``) keeps it open and answers nothing more. Fires once
+    (racfg.lab.switchcli.faults)."""
+    from racfg.lab.switchcli import faults
+
+    state = require_lab(site)
+    _lab_switch(state, switch)
+    try:
+        faults.arm(switches.switch_dir(site_dir(site), switch), after, hang=hang)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None

@@ -30,16 +30,20 @@ class SwitchTarget:
     username: str = "admin"
     password: str = field(default="", repr=False)
     timeout: float = 10.0
+    # The longest wait for a config line's answer: past it the session counts as lost (a dropped
+    # connection shows up the same way, as netmiko reads a closed channel until its timeout).
+    command_timeout: float = 60.0
 
     @property
     def address(self) -> str:
         return f"{self.host}:{self.port}"
 
     @classmethod
-    def from_vars(cls, switch: dict[str, Any], password: str, timeout: float = 10.0) -> SwitchTarget:
+    def from_vars(cls, switch: dict[str, Any], password: str, timeout: float = 10.0,
+                  command_timeout: float = 60.0) -> SwitchTarget:
         """From the rendered ``racfg_switch`` host var and a resolved password."""
         return cls(str(switch["name"]), str(switch["platform"]), str(switch["mgmt"]), int(switch.get("ssh_port") or 22),
-                   str(switch.get("username") or "admin"), password, timeout)
+                   str(switch.get("username") or "admin"), password, timeout, command_timeout)
 
 
 class SwitchSession:
@@ -110,7 +114,8 @@ class SwitchSession:
 
     def send_line(self, line: str, expect: str) -> str:
         """Type one config line and wait for the prompt ``expect``; returns what the switch printed."""
-        return str(self.conn.send_command(line, expect_string=expect, strip_prompt=False, read_timeout=60))
+        return str(self.conn.send_command(line, expect_string=expect, strip_prompt=False,
+                                          read_timeout=self.target.command_timeout))
 
     def rejected(self, output: str) -> str | None:
         match = self.driver.error_re.search(output)

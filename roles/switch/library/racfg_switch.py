@@ -47,6 +47,12 @@ options:
     description: SSH connect and authentication timeout in seconds.
     type: int
     default: 10
+  command_timeout:
+    description: The longest wait in seconds for the switch's answer to a config line. Past it the session
+      counts as lost; a session lost in the middle of a plan is given up and the switch put back as it was
+      on a new one (Onyx, MLNX-OS; the applied lines undone, last first) or its config session aborted (EOS).
+    type: int
+    default: 60
   facts:
     description: Check mode only. The switch's facts as read already in this run (racfg_switch_facts, as
       racfg drift reads each switch once for all its layers); the plan is made from them without logging in.
@@ -62,6 +68,13 @@ commands:
   description: The CLI lines typed (or, in check mode, that would be typed).
   type: list
   returned: always
+racfg_cannot_run:
+  description: On failure, true when the switch could not be worked on (unreachable, refused login, a session
+    lost); racfg deploy then exits 3 (could not run) instead of 1. With a session lost in the middle of a plan,
+    as_before says whether the switch holds nothing of the plan, remaining the plan's lines it may still hold
+    and by_hand the CLI lines that take them back.
+  type: bool
+  returned: failed
 session_diff:
   description: EOS only, the switch's own show session-config diffs of the committed change.
   type: str
@@ -87,12 +100,13 @@ def main() -> None:
             "password": {"type": "str", "no_log": True},
             "save": {"type": "bool", "default": True},
             "timeout": {"type": "int", "default": 10},
+            "command_timeout": {"type": "int", "default": 60},
             "facts": {"type": "dict"},
         },
         supports_check_mode=True,
     )
     try:
-        from racfg.errors import RacfgError
+        from racfg.errors import CannotRunError, RacfgError
         from racfg.switches import (
             SwitchConfigError,
             SwitchFacts,
@@ -114,11 +128,16 @@ def main() -> None:
         password = params["password"] or resolve_password(
             switch.get("credentials") or {}, site=str(switch.get("site", "")), name=str(switch["name"]))
         module.no_log_values.add(password)
-        target = SwitchTarget.from_vars(switch, password, timeout=float(params["timeout"]))
+        target = SwitchTarget.from_vars(switch, password, timeout=float(params["timeout"]),
+                                        command_timeout=float(params["command_timeout"]))
         known = SwitchFacts.from_dict(params["facts"]) if params["facts"] else None
         result = apply_switch(target, intended, check=module.check_mode, save=params["save"], facts=known)
     except SwitchConfigError as exc:
         module.fail_json(msg=str(exc), rejected=exc.rejected, applied=exc.applied, not_applied=exc.not_applied)
+        return
+    except CannotRunError as exc:  # the switch could not be worked on: racfg deploy exits 3
+        module.fail_json(msg=str(exc), racfg_cannot_run=True, **{
+            key: getattr(exc, key) for key in ("as_before", "remaining", "by_hand") if hasattr(exc, key)})
         return
     except RacfgError as exc:
         module.fail_json(msg=str(exc))

@@ -246,3 +246,22 @@ def swap_cmd(
     for cable in (ca, cb):
         state = f"swapped with {cable.swapped_with}" if cable.swapped_with else "as in the inventory"
         say(f"cable {cable.key} - {cable.switch}:{cable.port} ({state})")
+
+
+@lab_app.command("cut")
+def cut_cmd(
+    switch: str = typer.Argument(..., help="Lab switch whose next configuring session is cut.", show_default=False),
+    after: int = typer.Option(..., "--after", min=1, help="Config lines into the session: the switch executes "
+                              "this one and never answers it.", show_default=False),
+    hang: bool = typer.Option(False, "--hang", help="Keep the connection open and answer nothing more "
+                              "(a timeout), instead of dropping it."),
+    inventory: str = SITE_INVENTORY,
+    site: str = SITE,
+) -> None:
+    """Session fault on a switch: `racfg lab cut sw1 --after 5` drops the next SSH session that types
+    its 5th line in config mode, right after executing it (`--hang`: it goes silent instead). Fires once."""
+    name = _lab_of("cut", inventory, site, "SWITCH", [switch])
+    opts.one_of("lab cut", "SWITCH", [switch], api.require_lab(name).switches, "lab switch", "lab switches")
+    with opts.refusals_of("lab cut"):
+        api.cut_switch_session(name, switch, after, hang=hang)
+    say(f"{switch}: the next session to type {after} config line(s) is {'hung' if hang else 'dropped'} at the last")

@@ -236,7 +236,7 @@ def _exit_code(tracker: PlaybookTracker, interrupted: bool) -> ExitCode:
     totals = tracker.totals
     if interrupted:
         return ExitCode.CANNOT_RUN
-    if totals["unreachable"]:
+    if totals["unreachable"] or any(h.cannot_run for h in tracker.hosts.values()):
         return ExitCode.CANNOT_RUN
     if totals["failed"] or not tracker.stats_seen:
         return ExitCode.FINDINGS if tracker.stats_seen else ExitCode.CANNOT_RUN

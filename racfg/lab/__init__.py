@@ -15,7 +15,7 @@ from typing import Any
 
 _EXPORTS = {
     "connection_overrides": "api", "is_lab_up": "api", "lab_exec": "api", "lab_known_hosts": "api",
-    "lab_ssh_config": "api",
+    "lab_ssh_config": "api", "cut_switch_session": "api",
     "lab_ssh_key": "api", "rekey_switch": "api", "restart_switch": "api", "set_link": "api", "start_host": "api",
     "start_switch": "api", "stop_host": "api", "stop_switch": "api", "switch_password": "api",
     "swap_cables": "api", "unswap_cables": "api",

@@ -302,3 +302,18 @@ def rekey_switch(site: str, switch: str, private_key: bytes | None = None) -> by
     old = switches.replace_host_key(switches.switch_dir(site_dir(site), switch), private_key)
     restart_switch(site, switch, kill=False)
     return old
+
+
+def cut_switch_session(site: str, switch: str, after: int, *, hang: bool = False) -> None:
+    """Fault injection: the next SSH session of lab switch ``switch`` that types ``after`` lines in
+    config mode gets the last of them executed but never answered; the switch then drops the
+    connection, or (``hang``) keeps it open and answers nothing more. Fires once
+    (racfg.lab.switchcli.faults)."""
+    from racfg.lab.switchcli import faults
+
+    state = require_lab(site)
+    _lab_switch(state, switch)
+    try:
+        faults.arm(switches.switch_dir(site_dir(site), switch), after, hang=hang)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None

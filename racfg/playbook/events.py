@@ -39,6 +39,9 @@ class HostProgress:
     changes: list[str] = field(default_factory=list)  # "role : task" of each change (or would-be change)
     # What a role could not do here and why: [{"role", "reason"}] from its "skipped: ..." lines.
     skips: list[dict[str, str]] = field(default_factory=list)
+    # A failure that says the target could not be worked on (a module's racfg_cannot_run: a switch
+    # unreachable, or its session lost): the run could not run there (exit 3), not a finding.
+    cannot_run: bool = False
 
     @property
     def seconds(self) -> float:
@@ -180,6 +183,7 @@ class PlaybookTracker:
                 progress.ok += 1
                 return
             progress.failed += 1
+            progress.cannot_run = progress.cannot_run or bool(res.get("racfg_cannot_run"))
             # a verdict's refusals are each its role's, as the role's own check would have failed
             for problem in self._verdict(name, progress, res) or [f"{task}: {_message(res)}"]:
                 progress.problems.append(problem)

@@ -4,18 +4,21 @@ Onyx and MLNX-OS have no atomic commit: lines go one by one; on the first reject
 stops and types the undo of every line already applied, so running config is all-old again.
 EOS changes go through a config session: the switch's own ``show session-config diffs`` is
 kept, and a rejected line aborts the session, leaving running config untouched.
+A session that drops or stops answering in the middle of a plan is given up and the switch put
+back as it was on a new one (rollback.py): the applied lines undone, or the config session aborted.
 """
 
 from __future__ import annotations
 
-import os
-import time
 from dataclasses import dataclass, field
 
+from racfg.switches import config_sessions
 from racfg.switches.drivers import Change, SwitchDriver, get_driver
 from racfg.switches.errors import SwitchConfigError
 from racfg.switches.facts import SwitchFacts
 from racfg.switches.intent import IntendedSwitch
+from racfg.switches.progress import PlanProgress
+from racfg.switches.rollback import SESSION_LOST, abandon, lost_cause, lost_outside_plan, rollback, type_undo
 from racfg.switches.session import SwitchSession, SwitchTarget
 
 
@@ -41,35 +44,44 @@ def _rejection(target: SwitchTarget, line: str, error: str, applied: list[str], 
     )
 
 
-def push_lines(session: SwitchSession, changes: list[Change]) -> None:
-    """Mellanox: type lines in config mode; on rejection undo what was applied, then raise."""
+def push_lines(session: SwitchSession, changes: list[Change], progress: PlanProgress | None = None) -> None:
+    """Mellanox: type lines in config mode; on rejection undo what was applied, then raise.
+
+    ``progress`` keeps what the switch acknowledged: a session lost on the way (an error of
+    rollback.SESSION_LOST, raised as it comes) is rolled back from it."""
     driver, target = session.driver, session.target
+    progress = progress or PlanProgress(changes)
     session.send_line(driver.config_command, driver.config_prompt)
-    applied: list[Change] = []
+
+    def send(line: str, change: Change | None = None) -> str:
+        progress.sending(line, change)
+        out = session.send_line(line, driver.config_prompt)
+        if not session.rejected(out):
+            progress.acknowledged()
+        return out
+
     current: str | None = None
     try:
         for index, change in enumerate(changes):
             if change.context != current:
                 if current is not None:
-                    session.send_line("exit", driver.config_prompt)
+                    send("exit")
                 if change.context is not None:
-                    out = session.send_line(change.context, driver.config_prompt)
+                    out = send(change.context)
                     if session.rejected(out):
                         raise _Rejected(change.context, session.rejected(out) or "", index)
                 current = change.context
-            out = session.send_line(change.line, driver.config_prompt)
-            error = session.rejected(out)
+            error = session.rejected(send(change.line, change))
             if error:
                 raise _Rejected(change.line, error, index)
-            applied.append(change)
         if current is not None:
-            session.send_line("exit", driver.config_prompt)
+            send("exit")
     except _Rejected as rej:
-        undone = _undo(session, applied)
-        raise _rejection(target, rej.line, rej.error, [c.line for c in applied],
-                         [c.line for c in changes[rej.index:]], undone) from None
-    finally:
+        undone = _undo(session, progress.done)
         session.conn.exit_config_mode()
+        raise _rejection(target, rej.line, rej.error, [c.line for c in progress.done],
+                         [c.line for c in changes[rej.index:]], undone) from None
+    session.conn.exit_config_mode()
 
 
 class _Rejected(Exception):
@@ -82,26 +94,25 @@ def _undo(session: SwitchSession, applied: list[Change]) -> str:
     """Type the undo lines of ``applied`` in reverse order; say what running config now holds."""
     if not applied:
         return "nothing was applied, running config unchanged"
-    driver = session.driver
-    undo = [Change(c.context, c.undo, None, "") for c in reversed(applied) if c.undo]
-    failed = []
-    for line in [ln for ln in SwitchDriver.commands(undo)]:
-        out = session.send_line(line, driver.config_prompt)
-        if session.rejected(out):
-            failed.append(line)
+    failed = type_undo(session, applied)
     if failed:
         return (f"{len(applied)} lines were applied and undoing {len(failed)} failed ({failed[0]!r}): "
                 "running config is mixed")
     return f"the {len(applied)} lines applied before it were undone: running config unchanged"
 
 
-def push_session(session: SwitchSession, changes: list[Change], commit: bool = True) -> str:
-    """EOS: push inside ``configure session``; commit (or abort on rejection / when commit=False)."""
+def push_session(session: SwitchSession, changes: list[Change], commit: bool = True,
+                 progress: PlanProgress | None = None) -> str:
+    """EOS: push inside a ``configure session`` of racfg's own; commit (or abort on rejection / when
+    commit=False). ``progress`` keeps the session's name (apply_switch picks one no pending session
+    has), so a session lost on the way can be aborted from a new one."""
     driver, target = session.driver, session.target
-    name = f"racfg-{os.getpid()}-{int(time.time())}"
+    progress = progress or PlanProgress(changes)
+    name = progress.config_session = progress.config_session or config_sessions.new_name(set())
     session.send_line(f"configure session {name}", driver.config_prompt)
     lines = SwitchDriver.commands(changes)
     for index, line in enumerate(lines):
+        progress.sending(line)
         out = session.send_line(line, driver.config_prompt)
         error = session.rejected(out)
         if error:
@@ -111,7 +122,9 @@ def push_session(session: SwitchSession, changes: list[Change], commit: bool = T
                 "running config unchanged",
                 applied=[], not_applied=lines[index:], rejected=line,
             )
+    progress.sending("show session-config diffs")
     diff = session.send_line("show session-config diffs", driver.config_prompt)
+    progress.sending("commit" if commit else "abort")
     answer = session.send_line("commit" if commit else "abort", driver.enable_prompt)
     # A commit can fail after every line was accepted (a port that will not take its link
     # settings): that is an error to report, whatever the re-read switch says afterwards.
@@ -159,27 +172,47 @@ def apply_switch(target: SwitchTarget, intended: IntendedSwitch, *, check: bool 
         return planned(get_driver(target.platform), target, intended, facts)[0]
     with SwitchSession(target) as session:
         driver = session.driver
-        result, changes = planned(driver, target, intended, session.facts())
+        with lost_outside_plan(session, "while reading the switch, before any change: nothing was changed",
+                               as_before=True):
+            result, changes = planned(driver, target, intended, session.facts())
         if check or not changes:
             return result
-        if driver.platform == "eos":
-            result.session_diff = push_session(session, changes)
-        else:
-            push_lines(session, changes)
-        # Postcondition on facts read back from the switch, compared with the intent itself (a
-        # re-plan would share any blind spot of the planner, e.g. a setting it does not read).
-        after = session.facts()
-        unmet = driver.unmet(intended, after)
-        if unmet:
-            raise SwitchConfigError(
-                f"switch {target.name}: after applying, the switch is not as intended: {'; '.join(unmet)}",
-                applied=result.commands,
-            )
-        result.facts = after
-        if save:
-            driver_save(session, driver)
-            result.saved = True
+        _push(session, intended, result, changes)
+        with lost_outside_plan(session, "after the whole plan was applied, before it was verified and saved: "
+                                        "running config holds the plan, unsaved (run the deploy again)",
+                               as_before=False):
+            # Postcondition on facts read back from the switch, compared with the intent itself (a
+            # re-plan would share any blind spot of the planner, e.g. a setting it does not read).
+            after = session.facts()
+            unmet = driver.unmet(intended, after)
+            if unmet:
+                raise SwitchConfigError(
+                    f"switch {target.name}: after applying, the switch is not as intended: {'; '.join(unmet)}",
+                    applied=result.commands,
+                )
+            result.facts = after
+            if save:
+                driver_save(session, driver)
+                result.saved = True
         return result
+
+
+def _push(session: SwitchSession, intended: IntendedSwitch, result: ApplyResult, changes: list[Change]) -> None:
+    """Push the plan (EOS: in a new config session of racfg's own, after aborting the ones earlier runs
+    left); a session lost on the way is given up and the switch put back on a new one (rollback.py)."""
+    progress = PlanProgress(changes)
+    try:
+        if session.driver.platform == "eos":
+            pending, notes = config_sessions.abort_stale(session)
+            result.warnings += notes
+            progress.config_session = config_sessions.new_name(pending)
+            result.session_diff = push_session(session, changes, progress=progress)
+        else:
+            push_lines(session, changes, progress)
+    except SESSION_LOST as exc:
+        cause = lost_cause(session, exc)
+        abandon(session)
+        raise rollback(session.target, intended, result.before, progress, cause) from None
 
 
 def driver_save(session: SwitchSession, driver: SwitchDriver) -> None:

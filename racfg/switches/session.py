@@ -34,6 +34,9 @@ class SwitchTarget:
     password: str = field(default="", repr=False)
     timeout: float = 10.0
     known_hosts: KnownHosts = field(default_factory=KnownHosts)  # whose keys it may present (the user's files)
+    # The longest wait for a config line's answer: past it the session counts as lost (a dropped
+    # connection shows up the same way, as netmiko reads a closed channel until its timeout).
+    command_timeout: float = 60.0
 
     @property
     def address(self) -> str:
@@ -45,10 +48,11 @@ class SwitchTarget:
 
     @classmethod
     def from_vars(cls, switch: dict[str, Any], password: str, timeout: float = 10.0,
-                  known_hosts: KnownHosts | None = None) -> SwitchTarget:
+                  known_hosts: KnownHosts | None = None, command_timeout: float = 60.0) -> SwitchTarget:
         """From the rendered ``racfg_switch`` host var and a resolved password."""
         return cls(str(switch["name"]), str(switch["platform"]), str(switch["mgmt"]), int(switch.get("ssh_port") or 22),
-                   str(switch.get("username") or "admin"), password, timeout, known_hosts or KnownHosts())
+                   str(switch.get("username") or "admin"), password, timeout, known_hosts or KnownHosts(),
+                   command_timeout)
 
 
 class SwitchSession:
@@ -125,7 +129,8 @@ class SwitchSession:
 
     def send_line(self, line: str, expect: str) -> str:
         """Type one config line and wait for the prompt ``expect``; returns what the switch printed."""
-        return str(self.conn.send_command(line, expect_string=expect, strip_prompt=False, read_timeout=60))
+        return str(self.conn.send_command(line, expect_string=expect, strip_prompt=False,
+                                          read_timeout=self.target.command_timeout))
 
     def rejected(self, output: str) -> str | None:
         match = self.driver.error_re.search(output)

@@ -76,6 +76,13 @@ def run_cmds(switch: EmulatedSwitch, params: dict[str, Any]) -> tuple[list[Any],
         return [], {"code": -32602, "message": "Invalid params: 'cmds' must be a non-empty list", "data": []}
     session = CliSession(switch)
     session.mode = "enable"
+    try:
+        return _run(session, cmds, fmt)
+    finally:  # the request's CLI goes away; a config session it left uncommitted stays pending
+        session.close()
+
+
+def _run(session: CliSession, cmds: list[Any], fmt: str) -> tuple[list[Any], dict[str, Any] | None]:
     results: list[Any] = []
     for i, entry in enumerate(cmds, start=1):
         line = str(entry.get("cmd", "") if isinstance(entry, dict) else entry)

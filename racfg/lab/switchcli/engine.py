@@ -64,7 +64,27 @@ class CliSession(RoutingCommands, PfcCommands):
         self.mode = "user"
         self.port: str | None = None
         self.svi: int | None = None  # the VLAN interface being configured (mode "svi")
-        self.session: str | None = None
+        self._session: str | None = None
+        self.terminal = switch.new_terminal()  # how ``show configuration sessions`` names this CLI
+
+    # --- the EOS config session this CLI is in ------------------------------------------------
+    @property
+    def session(self) -> str | None:
+        return self._session
+
+    @session.setter
+    def session(self, name: str | None) -> None:
+        """Entering or leaving a session is what the switch lists as the session's instances: a
+        pending session nobody is in was left (committed by no one), one with an instance is in use."""
+        if name != self._session:
+            self.sw.leave_session(self._session, self.terminal)
+            self.sw.join_session(name, self.terminal)
+        self._session = name
+
+    def close(self) -> None:
+        """The client went away: this CLI leaves its session, which stays pending (EOS keeps an
+        uncommitted session until it is committed, aborted, times out or the switch reboots)."""
+        self.session = None
 
     # --- prompt and dispatch ------------------------------------------------------------------
     @property

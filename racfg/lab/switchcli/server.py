@@ -9,6 +9,7 @@ from pathlib import Path
 
 import asyncssh
 
+from racfg.lab.switchcli import faults
 from racfg.lab.switchcli.config import LOGIN_MARK, CliConfig
 from racfg.lab.switchcli.engine import CliSession
 from racfg.lab.switchcli.switch import EmulatedSwitch
@@ -27,9 +28,22 @@ class ShellSession(asyncssh.SSHServerSession):  # type: ignore[misc]
         self.last = ""
         self.chan: asyncssh.SSHServerChannel | None = None
         self.exec_command: str | None = None
+        self.config_lines = 0  # lines typed in a configuration mode (what a session cut counts)
+        self.hung = False
 
     def connection_made(self, chan: asyncssh.SSHServerChannel) -> None:
         self.chan = chan
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.cli.close()
+
+    def _cut(self, line: str) -> faults.SessionCut | None:
+        """The cut a test armed for this config line (faults.py), taken; None: answer as usual. A blank
+        line (what a client sends to see the prompt) is not a config line."""
+        if self.cli.mode in ("user", "enable") or not line.strip():
+            return None
+        self.config_lines += 1
+        return faults.take(self.cli.sw.cfg.state_dir, self.config_lines)
 
     def pty_requested(self, term_type: str, term_size: tuple[int, int, int, int], term_modes: dict) -> bool:
         return True
@@ -53,6 +67,8 @@ class ShellSession(asyncssh.SSHServerSession):  # type: ignore[misc]
 
     def data_received(self, data: str, datatype: int | None) -> None:
         assert self.chan is not None
+        if self.hung:
+            return
         out: list[str] = []
         for ch in data:
             if ch in "\r\n":
@@ -61,7 +77,11 @@ class ShellSession(asyncssh.SSHServerSession):  # type: ignore[misc]
                     continue
                 self.last = ch
                 line, self.buffer = self.buffer, ""
+                cut = self._cut(line)
                 output, close = self.cli.handle(line)
+                if cut is not None:  # executed, never answered: drop the connection or go silent
+                    self._fire(cut, "".join(out))
+                    return
                 out.append("\r\n")
                 if close:
                     self.chan.write("".join(out))
@@ -84,6 +104,16 @@ class ShellSession(asyncssh.SSHServerSession):  # type: ignore[misc]
                 out.append(ch)
         if out:
             self.chan.write("".join(out))
+
+    def _fire(self, cut: faults.SessionCut, before: str) -> None:
+        assert self.chan is not None
+        if before:
+            self.chan.write(before)
+        print(f"switchcli: session cut at config line {cut.after} ({'hang' if cut.hang else 'drop'})", flush=True)
+        if cut.hang:
+            self.hung = True
+        else:  # no disconnect message, no channel close: the connection is just gone
+            self.chan.get_extra_info("connection").abort()
 
     def eof_received(self) -> bool:
         return False

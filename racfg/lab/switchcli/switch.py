@@ -36,12 +36,29 @@ class EmulatedSwitch:
         self.boot_time = time.time()
         self.version = cfg.os_version or VERSIONS[cfg.platform]  # a lab switch runs the pinned release
         self.sessions: dict[str, SwitchConfig] = {}  # EOS config sessions, by name
+        self.session_terminals: dict[str, set[str]] = {}  # the CLIs now in each session (its instances)
+        self.terminals = 0
         self.control_frames = dataplane.ControlFrameSink()  # LLDP is control traffic, not discards
         for cabled in cfg.ports.values():
             if cabled.ifname:
                 self.control_frames.claim(cabled.ifname)
         self.sync_links()
         self.sync_l3()
+
+    def new_terminal(self) -> str:
+        self.terminals += 1
+        return f"vty{self.terminals}"
+
+    def join_session(self, name: str | None, terminal: str) -> None:
+        if name is not None:
+            self.session_terminals.setdefault(name, set()).add(terminal)
+
+    def leave_session(self, name: str | None, terminal: str) -> None:
+        inside = self.session_terminals.get(name or "")
+        if inside is not None:
+            inside.discard(terminal)
+            if not inside:
+                del self.session_terminals[name or ""]
 
     def sync_links(self) -> str:
         """Push port MTU and admin state of the running config onto the veths."""

@@ -55,6 +55,12 @@ options:
   provider_known_hosts:
     description: A provider's known_hosts file read besides them (racfg deploy passes the lab's).
     type: path
+  command_timeout:
+    description: The longest wait in seconds for the switch's answer to a config line. Past it the session
+      counts as lost; a session lost in the middle of a plan is given up and the switch put back as it was
+      on a new one (Onyx, MLNX-OS; the applied lines undone, last first) or its config session aborted (EOS).
+    type: int
+    default: 60
   facts:
     description: Check mode only. The switch's facts as read already in this run (racfg_switch_facts, as
       racfg drift reads each switch once for all its layers); the plan is made from them without logging in.
@@ -70,6 +76,13 @@ commands:
   description: The CLI lines typed (or, in check mode, that would be typed).
   type: list
   returned: always
+racfg_cannot_run:
+  description: On failure, true when the switch could not be worked on (unreachable, refused login, a session
+    lost); racfg deploy then exits 3 (could not run) instead of 1. With a session lost in the middle of a plan,
+    as_before says whether the switch holds nothing of the plan, remaining the plan's lines it may still hold
+    and by_hand the CLI lines that take them back.
+  type: bool
+  returned: failed
 session_diff:
   description: EOS only, the switch's own show session-config diffs of the committed change.
   type: str
@@ -99,12 +112,13 @@ def main() -> None:
             "timeout": {"type": "int", "default": 10},
             "known_hosts": {"type": "path"},
             "provider_known_hosts": {"type": "path"},
+            "command_timeout": {"type": "int", "default": 60},
             "facts": {"type": "dict"},
         },
         supports_check_mode=True,
     )
     try:
-        from racfg.errors import RacfgError
+        from racfg.errors import CannotRunError, RacfgError
         from racfg.known_hosts import KnownHosts
         from racfg.switches import (
             SwitchConfigError,
@@ -129,11 +143,16 @@ def main() -> None:
         module.no_log_values.add(password)
         site_file, provider_file = params["known_hosts"], params["provider_known_hosts"]
         known_hosts = KnownHosts(Path(site_file) if site_file else None, Path(provider_file) if provider_file else None)
-        target = SwitchTarget.from_vars(switch, password, timeout=float(params["timeout"]), known_hosts=known_hosts)
+        target = SwitchTarget.from_vars(switch, password, timeout=float(params["timeout"]), known_hosts=known_hosts,
+                                        command_timeout=float(params["command_timeout"]))
         known = SwitchFacts.from_dict(params["facts"]) if params["facts"] else None
         result = apply_switch(target, intended, check=module.check_mode, save=params["save"], facts=known)
     except SwitchConfigError as exc:
         module.fail_json(msg=str(exc), rejected=exc.rejected, applied=exc.applied, not_applied=exc.not_applied)
+        return
+    except CannotRunError as exc:  # the switch could not be worked on: racfg deploy exits 3
+        module.fail_json(msg=str(exc), racfg_cannot_run=True, **{
+            key: getattr(exc, key) for key in ("as_before", "remaining", "by_hand") if hasattr(exc, key)})
         return
     except RacfgError as exc:
         module.fail_json(msg=str(exc))

@@ -196,15 +196,22 @@ def eos_running_diffs(sw: EmulatedSwitch, config: SwitchConfig) -> str:
 
 
 def eos_sessions(sw: EmulatedSwitch, config: SwitchConfig) -> Any:
+    """Pending sessions; ``instances``: the CLIs now in each (none: whoever opened it has gone)."""
+    def instances(name: str) -> dict[str, Any]:
+        return {str(index): {"user": sw.cfg.username, "terminal": terminal, "currentTerminal": False}
+                for index, terminal in enumerate(sorted(sw.session_terminals.get(name, ())), start=1)}
+
     return {"maxSavedSessions": 1, "maxOpenSessions": 5,
             "sessions": {name: {"state": "pending", "completedTime": 0, "commitUser": "", "description": "",
-                                "instances": {}} for name in sorted(sw.sessions)}}
+                                "instances": instances(name)} for name in sorted(sw.sessions)}}
 
 
 def eos_sessions_text(sw: EmulatedSwitch, config: SwitchConfig) -> str:
     rows = ["Maximum number of completed sessions: 1", "Maximum number of pending sessions: 5", "",
             "  Name       State         User    Terminal", "  ---------- ------------- ------- --------"]
-    rows += [f"  {name:<10} pending" for name in sorted(sw.sessions)]
+    for name in sorted(sw.sessions):
+        terminals = sorted(sw.session_terminals.get(name, ()))
+        rows += [f"  {name:<10} pending       {sw.cfg.username:<7} {t}" for t in terminals] or [f"  {name:<10} pending"]
     return "\n".join(rows)
 
 

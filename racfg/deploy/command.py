@@ -16,7 +16,7 @@ from racfg.baseline.collect import record_baseline, write_host_facts
 from racfg.baseline.store import staging_dir
 from racfg.connection import NO_OVERRIDES, ConnectionOverrides
 from racfg.deploy.passes import read_then_apply, reads_first
-from racfg.deploy.preflight import run_preflight
+from racfg.deploy.preflight import check_switch_host_keys, run_preflight
 from racfg.deploy.view import RunView
 from racfg.errors import ExitCode
 from racfg.inventory import Cluster
@@ -136,6 +136,7 @@ def run_deploy(cluster: Cluster, options: DeployOptions, title: str = "deploy",
         raise ValueError("read_facts needs check mode: a run that changes things reads them before it does")
     in_scope = switches_in_scope(cluster, options)
     run_preflight(cluster, in_scope, overrides)
+    check_switch_host_keys(cluster, in_scope, overrides)
     with site_change_lock(cluster, overrides, shared=options.check,
                           holder=options.lock_holder or ("deploy --check" if options.check else "deploy")), \
             stop_on_signals() as stop:

@@ -6,6 +6,8 @@ checks catch what can be known on the controller before the first task runs.
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+
 from racfg.connection import NO_OVERRIDES, ConnectionOverrides
 from racfg.errors import UsageError
 from racfg.hostfacts.errors import ParseError
@@ -85,3 +87,38 @@ def switch_credential_problems(cluster: Cluster, switch_names: list[str],
         except SwitchCredentialsError as exc:
             problems.append(f"{cluster.where((*switch.src, 'credentials'))}: {exc}")  # exc names the switch
     return problems
+
+
+def check_switch_host_keys(cluster: Cluster, switch_names: list[str],
+                           overrides: ConnectionOverrides = NO_OVERRIDES) -> None:
+    """Refuse the run (HostKeyError, exit 3) before any change when a switch about to be configured
+    presents a host key the known_hosts files do not list, or one that changed.
+
+    Why here: the switch play runs the switch module inside an Ansible worker, where a refused key
+    is one failed task among others (exit 1) after the hosts' plays may already have changed
+    things. A key exchange per switch (no login, a few tens of milliseconds, all at once) tells
+    it up front. A switch that cannot be reached is left to the play, which reports it as today.
+    """
+    if not switch_names:
+        return
+    import paramiko
+
+    from racfg.hostkey_check import HostKeyError, Peer, checked_key
+    from racfg.known_hosts import KnownHosts
+
+    known = KnownHosts(cluster.known_hosts_file, overrides.known_hosts)
+
+    def one(name: str) -> HostKeyError | None:
+        spec = cluster.switches[name].spec
+        try:
+            checked_key(Peer("switch", name, spec.mgmt, spec.ssh_port), known, timeout=10.0)
+        except HostKeyError as exc:
+            return exc
+        except (OSError, paramiko.SSHException):
+            return None  # unreachable, or no SSH there: the switch play says so
+        return None
+
+    with ThreadPoolExecutor(max_workers=min(16, len(switch_names))) as pool:
+        refused = [error for error in pool.map(one, switch_names) if error is not None]
+    if refused:
+        raise refused[0]

@@ -137,7 +137,7 @@ def test_deploy_exits_3_when_a_switch_could_not_be_worked_on():
 
 def target(sw: EmulatedSwitch, command_timeout: float = 60.0, port: int | None = None) -> SwitchTarget:
     return SwitchTarget(sw.name, sw.platform, "127.0.0.1", port or sw.port, "admin", PASSWORD, timeout=10,
-                        command_timeout=command_timeout)
+                        known_hosts=sw.known_hosts, command_timeout=command_timeout)
 
 
 def intent(platform: str, *ports: str) -> IntendedSwitch:

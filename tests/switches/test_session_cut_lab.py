@@ -75,7 +75,8 @@ def rendered(cutlab: testing.LabHandle, tmp_path_factory: pytest.TempPathFactory
 def target(lab: testing.LabHandle, name: str, command_timeout: float = 60.0) -> SwitchTarget:
     sw = lab.cluster.switches[name]
     return SwitchTarget(name, sw.platform, sw.spec.mgmt, 22, sw.spec.credentials.username,
-                        racfg.lab.switch_password(lab.site, name), timeout=10, command_timeout=command_timeout)
+                        racfg.lab.switch_password(lab.site, name), timeout=10, known_hosts=lab.known_hosts,
+                        command_timeout=command_timeout)
 
 
 def operator(lab: testing.LabHandle, name: str, lines: list[str] | None = None) -> SwitchNow:

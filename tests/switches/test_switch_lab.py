@@ -559,7 +559,8 @@ def test_switch_host_keys_are_checked_as_hosts_are(swlab, tmp_path):
     key type and fingerprint and the command that records it; `racfg hostkey accept` with the
     fingerprint read on the switch itself (its key file, out of band) records it in the user's
     known_hosts and validate reads the switch; a re-keyed switch is refused naming both keys, and
-    accept never replaces the known key. HOME is the test's own (no write to /root/.ssh)."""
+    accept never replaces the known key. An unknown key also stops a deploy before any change and a
+    drift, both exit 3. HOME is the test's own (no write to /root/.ssh)."""
     import os
 
     name, mgmt = "swonyx", "198.18.40.2"
@@ -582,6 +583,16 @@ def test_switch_host_keys_are_checked_as_hosts_are(swlab, tmp_path):
         assert any(f"switch {name}: host key of {mgmt} is not known: ssh-ed25519 {fingerprint}" in m
                    and f"racfg hostkey accept INVENTORY {name} --fingerprint {fingerprint}" in m
                    for m in messages), messages
+
+        # deploy refuses before any change (a key exchange per switch in its preflight), drift cannot read it
+        deploy = racfg_run(env, "deploy", str(INVENTORY), "--yes", "--limit", name, "--tags", "switch")
+        assert deploy.returncode == 3, deploy.stdout[-2000:] + deploy.stderr[-2000:]
+        assert f"switch {name}: host key of {mgmt} is not known: ssh-ed25519 {fingerprint}" in deploy.stderr
+        assert not list((tmp_path / "state").glob("runs/*-deploy")), "a refused deploy leaves no run"
+        drift = racfg_run(env, "drift", str(INVENTORY), "--limit", name, "--format", "json")
+        assert drift.returncode == 3, drift.stdout[-2000:] + drift.stderr[-2000:]
+        assert any(f"host key of {mgmt} is not known" in r["message"] for r in switch_results(drift, name)
+                   if r["status"] == "error"), drift.stdout[-2000:]
 
         accepted = racfg_run(env, "hostkey", "accept", str(INVENTORY), name, "--fingerprint", fingerprint)
         assert accepted.returncode == 0, accepted.stdout + accepted.stderr

@@ -13,6 +13,7 @@ from racfg.hostssh import SshEndpoint
 from racfg.inventory import load_cluster
 from racfg.known_hosts import GLOBAL_FILES
 from racfg.render import connection_options, render_files
+from racfg.render.unsafe import load_rendered
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -28,7 +29,7 @@ def test_the_site_file_is_relative_to_the_inventory_and_reaches_every_connection
     site_file = tmp_path / "site" / "keys" / "known_hosts"
     assert cluster.known_hosts_file == site_file
 
-    group_vars = yaml.safe_load(render_files(cluster)["group_vars/all.yml"])
+    group_vars = load_rendered(render_files(cluster)["group_vars/all.yml"])
     assert group_vars["racfg_known_hosts"] == str(site_file)  # the switch role and validate read it
     lab = ConnectionOverrides(provider="lab", known_hosts=Path("/lab/known_hosts"))
     endpoint = SshEndpoint.of(cluster.hosts[0], lab)  # validate, smoke, the site lock
@@ -42,7 +43,7 @@ def test_without_a_site_file_the_users_files_are_read(tmp_path, monkeypatch):
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     cluster = load_cluster(REPO / "inventory" / "lab.yaml")
     assert cluster.known_hosts_file is None
-    assert "racfg_known_hosts" not in yaml.safe_load(render_files(cluster)["group_vars/all.yml"])
+    assert "racfg_known_hosts" not in load_rendered(render_files(cluster)["group_vars/all.yml"])
     files = SshEndpoint.of(cluster.hosts[0], ConnectionOverrides()).known_hosts.files()
     assert files[:2] == [tmp_path / "home" / ".ssh" / "known_hosts", tmp_path / "home" / ".ssh" / "known_hosts2"]
 

@@ -51,11 +51,15 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     thread.join()
 
 
-def run(tmp_path: Path, cases: dict[str, dict[str, Any]], *args: str) -> dict[str, str]:
-    """installer.yml once per case (its variables), in one play on this machine: each case's outcome,
-    "passed" or the message it failed with, and the play's output under "output"."""
+INSTALLER = {"ansible.builtin.include_role": {"name": "common", "tasks_from": "installer.yml"}}
+
+
+def run(tmp_path: Path, cases: dict[str, dict[str, Any]], *args: str, task: dict[str, Any] = INSTALLER
+        ) -> dict[str, str]:
+    """``task`` (installer.yml) once per case (its variables), in one play on this machine: each case's
+    outcome, "passed" or the message it failed with, and the play's output under "output"."""
     blocks = [{"name": f"case {name}", "vars": {**variables, "case_name": name},
-               "block": [{"ansible.builtin.include_role": {"name": "common", "tasks_from": "installer.yml"}},
+               "block": [task,
                          {"ansible.builtin.set_fact": {"outcomes": "{{ outcomes | combine({case_name: 'passed'}) }}"}}],
                "rescue": [{"ansible.builtin.set_fact": {
                    "outcomes": "{{ outcomes | combine({case_name: ansible_failed_result.msg}) }}"}}]}
@@ -130,3 +134,30 @@ def test_check_mode_says_what_it_would_check_and_puts_nothing_there(tmp_path: Pa
     assert (f"would put {served}/dist/installer.tgz at {dest} and check there that its sha256 is {RIGHT} "
             "before unpacking or running anything") in flat(outcomes["output"])
     assert not dest.parent.exists()
+
+
+def test_the_ofed_role_refuses_a_source_it_cannot_check_even_where_the_schema_was_bypassed(tmp_path: Path) -> None:
+    """racfg_ofed given by hand (not rendered from a checked inventory): the role's first tasks refuse a
+    directory, a repository without its signing key and plain http without the opt-in, before the
+    host reads anything from the source."""
+    tasks = yaml.safe_load((REPO / "roles/ofed/tasks/mlnx_install.yml").read_text())
+    names = [t["name"] for t in tasks]
+    first = tasks[:names.index(next(n for n in names if n.startswith("Refuse a source that cannot be checked"))) + 1]
+    (tmp_path / "first.yml").write_text(yaml.safe_dump(first, sort_keys=False))
+    pinned = {"flavor": "mlnx", "version": "9.9-1.0.0.0", "sha256": RIGHT, "allow_http": False, "signed_by": None}
+    assert len(first) == 3  # the inventory's check, the classification, the refusal: nothing read yet
+    url = "http://mirror.example/MLNX_OFED_LINUX-9.9-1.0.0.0-debian12-x86_64.tgz"
+    outcomes = run(tmp_path, {name: {**case, "ofed_installed_version": ""} for name, case in {
+        "tarball": {"racfg_ofed": {**pinned, "source": "/srv/mlnx/MLNX_OFED_LINUX-9.9-1.0.0.0-debian12-x86_64.tgz"}},
+        "directory": {"racfg_ofed": {**pinned, "source": "/srv/mlnx/MLNX_OFED_LINUX-9.9-1.0.0.0-debian12-x86_64"}},
+        "unsigned_repo": {"racfg_ofed": {**pinned, "source": "https://mirror.example/mlnx/", "sha256": None}},
+        "http": {"racfg_ofed": {**pinned, "source": url}},
+        "http_opted_in": {"racfg_ofed": {**pinned, "source": url, "allow_http": True}},
+    }.items()}, task={"ansible.builtin.include_tasks": str(tmp_path / "first.yml")})
+    assert outcomes["tarball"] == outcomes["http_opted_in"] == "passed", outcomes["output"][-3000:]
+    refused = "MLNX_OFED source {} refused before any change: "
+    assert flat(outcomes["directory"]) == refused.format("/srv/mlnx/MLNX_OFED_LINUX-9.9-1.0.0.0-debian12-x86_64") + (
+        "a directory cannot be checked by a sha256: give the .tgz as downloaded, with its sha256")
+    assert flat(outcomes["unsigned_repo"]) == refused.format("https://mirror.example/mlnx/") + (
+        "an apt repository is added only with its signing key (software.ofed.signed_by), never trusted=yes")
+    assert flat(outcomes["http"]) == refused.format(url) + "plain http needs allow_http: true on that source"

@@ -14,22 +14,21 @@ from racfg.hostfacts.errors import ParseError
 from racfg.hostfacts.ofed import DistributionError, distribution_release, release_from_name, version_matches
 from racfg.inventory import Cluster
 
-# A URL is read by each host (the ofed role downloads a .tgz or uses an apt repository there);
-# anything else is a path on this machine, the controller, which the role copies to the hosts.
-UNSUPPORTED_PREFIXES = ("ftp://", "file://")
-
 
 def ofed_source_problem(cluster: Cluster) -> str | None:
     """The mlnx flavor's source, checked where the role reads it: a path must exist on this
     machine (the role copies it from here) and, when its release can be read here, be the
     pinned one; a URL is read by each host (the role checks it there before any change), and
-    only the release its file name carries is checked here."""
+    only the release its file name carries is checked here. (The schema allows only https and
+    opted-in http URLs; the sha256 is checked on each host, on the file it will unpack.) A
+    repository's signing key is a file here, put on each host by the role."""
     ofed = cluster.inventory.software.ofed
     if ofed is None or ofed.flavor != "mlnx" or not ofed.source:
         return None
     where = cluster.where(("software", "ofed", "source"))
-    if ofed.source.startswith(UNSUPPORTED_PREFIXES):
-        return f"{where}: MLNX_OFED source {ofed.source}: give an http(s) URL (read by the hosts) or a path here"
+    if ofed.signed_by and not cluster.on_controller(ofed.signed_by).is_file():
+        return (f"{cluster.where(('software', 'ofed', 'signed_by'))}: the repository's signing key "
+                f"{ofed.signed_by} is not a file on this machine (the controller: racfg copies it from here)")
     source = cluster.ofed_source_on_controller()
     if source is None:  # a URL: only its name can be read here (MLNX_OFED_LINUX-<release>-...tgz)
         release = release_from_name(ofed.source)
@@ -68,8 +67,8 @@ def preflight_problems(cluster: Cluster, switch_names: list[str],
     # A provider that sets racfg_ofed (the lab: inbox for MLNX_OFED) replaces the pinned stack: its source is not read.
     ofed = None if "racfg_ofed" in overrides.host_vars else ofed_source_problem(cluster)
     if ofed:
-        problems.append(ofed + " (hint: put the MLNX_OFED directory or .tgz of the pinned release there, "
-                               "or give an http(s) URL the hosts can read)")
+        problems.append(ofed + " (hint: put the MLNX_OFED .tgz of the pinned release (or a repository's key) "
+                               "there, or give an https URL the hosts can read)")
     problems += switch_credential_problems(cluster, switch_names, overrides)
     return problems
 

@@ -141,8 +141,13 @@ class Cluster:
         ofed = self.inventory.software.ofed
         if ofed is None or ofed.flavor != "mlnx" or not ofed.source or ofed.source.startswith(HOST_READ_PREFIXES):
             return None
-        source = Path(os.path.expanduser(ofed.source))
-        return source if source.is_absolute() else self.path.parent / source
+        return self.on_controller(ofed.source)
+
+    def on_controller(self, value: str) -> Path:
+        """A path the inventory names on the controller (an installer, a signing key): relative
+        to the inventory file, like every path in it."""
+        path = Path(os.path.expanduser(value))
+        return path if path.is_absolute() else self.path.parent / path
 
 
 def _pick(name: str, host: m.Host, defaults: m.Defaults) -> tuple[Any, Loc]:

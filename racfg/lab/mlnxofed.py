@@ -9,19 +9,25 @@ downloads, unpacks, runs ``mlnxofedinstall``, checks ``ofed_info -s``).
 The tarball has the vendor's layout: ``MLNX_OFED_LINUX-<release>-<distro>-<arch>/`` holding
 ``mlnxofedinstall``, ``.mlnx`` (the release), ``.arch``, ``distro`` and ``DEBS/``. What is a
 stand-in: the installer is a shell script that installs the one package in DEBS/ with dpkg and
-logs its arguments; that package (a real .deb made with dpkg-deb) holds only an ``ofed_info``
+logs its arguments; that package (a real .deb, which dpkg installs) holds only an ``ofed_info``
 that prints the release as MLNX_OFED's does. No drivers, no firmware, no kernel modules.
+
+The build is reproducible (fixed dates and owners, stored deflate blocks, no outside tool): an
+inventory carries the sha256 of the tarball the lab will serve, as a site carries the vendor's
+(``sha256_of`` gives it; ``lab up`` prints it), and the host checks it as it would NVIDIA's.
 
 The release is the one the file name carries, else the inventory's pin.
 """
 
 from __future__ import annotations
 
+import hashlib
+import io
 import ipaddress
 import re
-import subprocess
+import struct
 import tarfile
-import tempfile
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -105,44 +111,86 @@ def source_problem(cluster: Cluster) -> str | None:
     return None
 
 
-def build_distribution(parent: Path, release: str, *, installs: str | None = None, distro: str = DISTRO,
-                       arch: str = ARCH) -> Path:
-    """``parent/MLNX_OFED_LINUX-<release>-<distro>-<arch>``, whose installer puts an ``ofed_info``
-    printing ``installs`` (default: ``release``) on the host, from a real package (dpkg-deb)."""
-    dist = parent / f"MLNX_OFED_LINUX-{release}-{distro}-{arch}"
-    (dist / "DEBS").mkdir(parents=True)
-    (dist / ".mlnx").write_text(f"{release}\n")
-    (dist / ".arch").write_text(f"{arch}\n")
-    (dist / "distro").write_text(f"{distro}\n")
-    installer = dist / "mlnxofedinstall"
-    installer.write_text(MLNXOFEDINSTALL.format(release=installs or release, log=INSTALL_LOG))
-    installer.chmod(0o755)
-    with tempfile.TemporaryDirectory(prefix="racfg-mlnx-pkg-") as tmp:
-        root = Path(tmp)
-        (root / "DEBIAN").mkdir()
-        (root / "usr" / "bin").mkdir(parents=True)
-        (root / "DEBIAN" / "control").write_text(
-            f"Package: {PACKAGE}\nVersion: {(installs or release).replace('-', '.')}\nArchitecture: all\n"
-            "Maintainer: racfg lab\nDescription: racfg lab stand-in for MLNX_OFED (ofed_info only)\n")
-        ofed_info = root / "usr" / "bin" / "ofed_info"
-        ofed_info.write_text(OFED_INFO.format(release=installs or release))
-        ofed_info.chmod(0o755)
-        subprocess.run(["dpkg-deb", "--root-owner-group", "--build", str(root),
-                        str(dist / "DEBS" / f"{PACKAGE}.deb")], check=True, capture_output=True)
-    return dist
+# Every member's date and owner: the same release builds the same bytes on any machine, so an
+# inventory can carry the sha256 of the tarball the lab serves (tests/roles/ofedurl.yaml does).
+EPOCH = 1_700_000_000
+_STORED_BLOCK = 65535  # the largest deflate block that holds its bytes as they are
+
+
+def distribution_members(release: str, *, installs: str | None = None, distro: str = DISTRO,
+                         arch: str = ARCH) -> list[tuple[str, bytes | None, int]]:
+    """``MLNX_OFED_LINUX-<release>-<distro>-<arch>/`` and its files, as (name, content or None for a
+    directory, mode): an installer that puts an ``ofed_info`` printing ``installs`` (default:
+    ``release``) on the host from a real package."""
+    top = f"MLNX_OFED_LINUX-{release}-{distro}-{arch}"
+    installed = installs or release
+    installer = MLNXOFEDINSTALL.format(release=installed, log=INSTALL_LOG).encode()
+    return [(top, None, 0o755), (f"{top}/.arch", f"{arch}\n".encode(), 0o644),
+            (f"{top}/.mlnx", f"{release}\n".encode(), 0o644), (f"{top}/DEBS", None, 0o755),
+            (f"{top}/DEBS/{PACKAGE}.deb", package(installed), 0o644),
+            (f"{top}/distro", f"{distro}\n".encode(), 0o644), (f"{top}/mlnxofedinstall", installer, 0o755)]
+
+
+def package(release: str) -> bytes:
+    """The stand-in's .deb (dpkg reads uncompressed control.tar and data.tar): an ``ofed_info``."""
+    control = (f"Package: {PACKAGE}\nVersion: {release.replace('-', '.')}\nArchitecture: all\n"
+               "Maintainer: racfg lab\nDescription: racfg lab stand-in for MLNX_OFED (ofed_info only)\n")
+    control_tar = tar([(".", None, 0o755), ("./control", control.encode(), 0o644)])
+    data_tar = tar([(".", None, 0o755), ("./usr", None, 0o755), ("./usr/bin", None, 0o755),
+                    ("./usr/bin/ofed_info", OFED_INFO.format(release=release).encode(), 0o755)])
+    return ar([("debian-binary", b"2.0\n"), ("control.tar", control_tar), ("data.tar", data_tar)])
+
+
+def tar(members: list[tuple[str, bytes | None, int]]) -> bytes:
+    """A ustar archive of ``members`` in that order, owned by root and dated EPOCH."""
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w", format=tarfile.USTAR_FORMAT) as archive:
+        for name, content, mode in members:
+            info = tarfile.TarInfo(name)
+            info.mode, info.mtime, info.uid, info.gid, info.uname, info.gname = mode, EPOCH, 0, 0, "root", "root"
+            if content is None:
+                info.type = tarfile.DIRTYPE
+                archive.addfile(info)
+            else:
+                info.size = len(content)
+                archive.addfile(info, io.BytesIO(content))
+    return out.getvalue()
+
+
+def ar(members: list[tuple[str, bytes]]) -> bytes:
+    """An ar archive (a .deb's container) of ``members``, dated EPOCH."""
+    out = bytearray(b"!<arch>\n")
+    for name, data in members:
+        out += f"{name:<16}{EPOCH:<12}{0:<6}{0:<6}{0o100644:<8o}{len(data):<10}`\n".encode()
+        out += data + (b"\n" if len(data) % 2 else b"")
+    return bytes(out)
+
+
+def gzip_stored(data: bytes) -> bytes:
+    """``data`` as gzip in stored deflate blocks: unlike a compressor's output, the same bytes
+    whatever zlib this machine has (the stand-in is a few kilobytes)."""
+    out = bytearray(b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xff")  # deflate, no name, mtime 0, OS unknown
+    blocks = [data[i:i + _STORED_BLOCK] for i in range(0, len(data), _STORED_BLOCK)] or [b""]
+    for index, block in enumerate(blocks):
+        out += bytes([index == len(blocks) - 1]) + struct.pack("<HH", len(block), 0xFFFF ^ len(block)) + block
+    return bytes(out + struct.pack("<II", zlib.crc32(data), len(data) & 0xFFFFFFFF))
 
 
 def build_tarball(dest: Path, release: str, *, installs: str | None = None, distro: str = DISTRO,
                   arch: str = ARCH) -> Path:
-    """A gzipped tarball at ``dest`` of build_distribution(release, ...), its directory first."""
+    """The stand-in distribution as a gzipped tarball at ``dest``, its directory first; the same
+    arguments give the same bytes (so the same sha256) everywhere."""
     dest.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="racfg-mlnx-dist-") as tmp:
-        dist = build_distribution(Path(tmp), release, installs=installs, distro=distro, arch=arch)
-        partial = dest.with_name(dest.name + ".part")
-        with tarfile.open(partial, "w:gz") as archive:
-            archive.add(dist, arcname=dist.name)
-        partial.replace(dest)
+    partial = dest.with_name(dest.name + ".part")
+    partial.write_bytes(gzip_stored(tar(distribution_members(release, installs=installs, distro=distro, arch=arch))))
+    partial.replace(dest)
     return dest
+
+
+def sha256_of(source: LabOfedSource) -> str:
+    """The sha256 of the tarball the lab serves for ``source`` (what its inventory must carry)."""
+    members = distribution_members(source.release, distro=source.distro, arch=source.arch)
+    return hashlib.sha256(gzip_stored(tar(members))).hexdigest()
 
 
 def publish(root: Path, source: LabOfedSource) -> Path:

@@ -46,13 +46,14 @@ def inventory_substitutions(cluster: Cluster) -> Substitutions:
     served = mlnxofed.lab_source(cluster)
     if served is not None:
         subs.lines.append(f"MLNX_OFED {served.release} at {served.url} -> a stand-in distribution of that release "
-                          "served by the lab (its mlnxofedinstall installs an ofed_info only: no drivers)")
+                          "served by the lab (its mlnxofedinstall installs an ofed_info only: no drivers; "
+                          f"sha256 {mlnxofed.sha256_of(served)})")
     elif ofed is not None and ofed.flavor == "mlnx":
         pinned = f"MLNX_OFED {ofed.version}" if ofed.version else "MLNX_OFED"
         subs.lines.append(f"{pinned} -> the distribution's inbox RDMA stack (rdma-core): "
                           "no MLNX_OFED distribution in the lab")
         subs.host_vars["racfg_ofed"] = {**ofed.model_dump(mode="json"), "flavor": "inbox", "version": None,
-                                        "source": None, "install_flags": []}
+                                        "source": None, "sha256": None, "signed_by": None, "install_flags": []}
     if any(d.model for h in cluster.hosts for d in h.drives):
         subs.lines.append("declared drive models -> not checked (lab drives are loop devices and report none)")
         subs.host_vars[CHECK_DRIVE_MODEL] = False

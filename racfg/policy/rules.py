@@ -297,7 +297,8 @@ def software(c: Cluster) -> Iterator[Finding]:
         for key in ("version", "source"):
             if not getattr(sw.ofed, key):
                 yield Finding("error", "software", ("software", "ofed", key), f"flavor mlnx needs ofed.{key}",
-                              "RA: MLNX_OFED 4.5-1.0.1.0, from a local path or repository")
+                              "RA: MLNX_OFED 4.5-1.0.1.0, from the vendor's .tgz (a path or an https URL, with its "
+                              "sha256) or a signed apt repository")
     if sw.weka is not None and not sw.weka.dist:
         yield Finding("warning", "software", ("software", "weka"),
                       f"Weka {sw.weka.version or ''} is declared without a distribution: deploy would install "

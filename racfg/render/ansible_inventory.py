@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from racfg.errors import UsageError
-from racfg.inventory.cluster import Cluster, ClusterHost, ClusterSwitch
+from racfg.inventory.cluster import HOST_READ_PREFIXES, Cluster, ClusterHost, ClusterSwitch
 from racfg.render.routing import host_routing, switch_routing
 from racfg.render.unsafe import Template
 from racfg.switches.intent import IntendedSwitch, intended_from_vars
@@ -49,7 +49,7 @@ def group_vars(cluster: Cluster) -> dict[str, Any]:
             for h in cluster.hosts
         ],
         "racfg_ofed": ofed_vars(cluster),
-        "racfg_weka": sw.weka.model_dump(mode="json") if sw.weka else None,
+        "racfg_weka": weka_vars(cluster),
         "racfg_array": cluster.inventory.array.model_dump(mode="json") if cluster.inventory.array else None,
         "racfg_nvidia_driver": sw.nvidia_driver,
         "racfg_os": sw.os.model_dump(mode="json", exclude_none=True) if sw.os else None,
@@ -70,6 +70,19 @@ def ofed_vars(cluster: Cluster) -> dict[str, Any] | None:
     source = cluster.ofed_source_on_controller()
     if source is not None:
         out["source"] = str(source)
+    if ofed.signed_by:
+        out["signed_by"] = str(cluster.on_controller(ofed.signed_by))
+    return out
+
+
+def weka_vars(cluster: Cluster) -> dict[str, Any] | None:
+    """software.weka for the role, with a dist on the controller made absolute (as ofed_vars)."""
+    weka = cluster.inventory.software.weka
+    if weka is None:
+        return None
+    out = weka.model_dump(mode="json")
+    if weka.dist and not weka.dist.startswith(HOST_READ_PREFIXES):
+        out["dist"] = str(cluster.on_controller(weka.dist))
     return out
 
 

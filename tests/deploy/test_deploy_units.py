@@ -55,10 +55,10 @@ def test_second_holder_is_refused_with_pid(tmp_path):
 def test_missing_ofed_source_is_named(tmp_path):
     inv = (REPO / "inventory" / "ra-ethernet.yaml").read_text()
     path = tmp_path / "site.yaml"
-    path.write_text(inv.replace("/srv/mlnx/MLNX_OFED_LINUX-4.5-1.0.1.0-ubuntu16.04-x86_64", "ofed-dir"))
+    path.write_text(inv.replace("/srv/mlnx/MLNX_OFED_LINUX-4.5-1.0.1.0-ubuntu16.04-x86_64.tgz", "ofed.tgz"))
     problem = ofed_source_problem(load_cluster(path))
     assert problem is not None and "software.ofed.source" in problem and "does not exist" in problem
-    (tmp_path / "ofed-dir").mkdir()
+    (tmp_path / "ofed.tgz").write_bytes(b"")  # what it holds is the role's to refuse (release, sha256)
     assert ofed_source_problem(load_cluster(path)) is None
 
 

@@ -25,7 +25,8 @@ BASE: dict[str, Any] = {
          "drives": [{"path": "/dev/nvme[0:5]n1"}],
          "nics": [{"name": "data0", "address": "198.19.0.21/24", "switch": "sw1", "port": "1/17"}]},
     ],
-    "software": {"ofed": {"flavor": "inbox"}, "weka": {"version": "3.3.3", "dist": "/srv/weka/weka-3.3.3.tar"}},
+    "software": {"ofed": {"flavor": "inbox"}, "weka": {"version": "3.3.3", "dist": "/srv/weka/weka-3.3.3.tar",
+                                                       "sha256": "ab" * 32}},
 }
 
 

@@ -2,11 +2,13 @@
 one storage server), run by plain ansible-playbook with the roles' settings as extra vars.
 
 MLNX_OFED: the lab's stand-in distribution (racfg.lab.mlnxofed) is built on the controller in the
-test (a MLNX_OFED_LINUX-<release> directory whose ``mlnxofedinstall`` installs a ``.deb`` made with
-dpkg-deb, which puts an ``ofed_info`` printing that release on the host). The role really reads its release on the
-controller, copies it to the host, runs the installer, checks ``ofed_info -s`` against the pin,
-does nothing on the next run, refuses a distribution of another release naming both, fails when
-the installed release is not the pin, and under --check reports the install as "would run".
+test (a MLNX_OFED_LINUX-<release>.tgz whose ``mlnxofedinstall`` installs a real ``.deb``, which puts
+an ``ofed_info`` printing that release on the host). The role really reads its release on the
+controller, copies it to the host, checks its sha256 there, unpacks it, runs the installer, checks
+``ofed_info -s`` against the pin, does nothing on the next run, refuses a distribution of another
+release naming both, refuses a tarball whose sha256 is not the inventory's naming both (nothing
+unpacked, run or left on the host), fails when the installed release is not the pin, and under
+--check reports the check and the install as "would ...".
 
 Weka: the Weka CLI does not exist here; a stand-in ``weka`` on the storage host answers the reads
 from canned JSON and accepts ``fs create`` without changing anything. What it proves is the
@@ -14,14 +16,20 @@ role's behaviour around the CLI: --check reports the planned command and runs no
 read that fails is a failure (not an empty plan), a plan that does not converge fails the
 postcondition, and a client whose installer download fails stops before running it or mounting.
 It does not prove that real Weka accepts these commands (the planner's unit tests cover the
-command lines from recorded-shape JSON).
+command lines from recorded-shape JSON). The backend install (tasks/install.yml) runs for real with a
+stand-in Weka tarball whose ``install.sh`` puts a ``weka`` CLI of the pinned version on the host: a
+wrong sha256 is refused before it is unpacked or run, the right one installs and passes the
+version check.
 """
 
 from __future__ import annotations
 
+import hashlib
+import io
 import json
 import shutil
 import subprocess
+import tarfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -42,14 +50,21 @@ PIN = "9.9-1.0.0.0"
 WORKDIR = "/var/tmp/racfg-mlnx-ofed"
 INSTALLER_LOG = mlnxofed.INSTALL_LOG
 
+
 def fake_distribution(parent: Path, named: str, installs: str | None = None) -> Path:
-    """The lab's stand-in distribution (racfg.lab.mlnxofed) as a directory on the controller."""
-    return mlnxofed.build_distribution(parent, named, installs=installs)
+    """The lab's stand-in distribution (racfg.lab.mlnxofed) as a tarball on the controller."""
+    return mlnxofed.build_tarball(parent / f"MLNX_OFED_LINUX-{named}-{mlnxofed.DISTRO}-{mlnxofed.ARCH}.tgz", named,
+                                  installs=installs)
 
 
-def mlnx(version: str, source: Path | str) -> dict:
-    return {"flavor": "mlnx", "version": version, "source": str(source),
-            "install_flags": ["--without-fw-update", "--force"]}
+def sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def mlnx(version: str, source: Path, digest: str | None = None) -> dict:
+    """racfg_ofed as render writes it for a tarball on the controller (its own sha256 unless given)."""
+    return {"flavor": "mlnx", "version": version, "source": str(source), "sha256": digest or sha256(source),
+            "allow_http": False, "signed_by": None, "install_flags": ["--without-fw-update", "--force"]}
 
 
 ROCE = {"type": "ethernet", "roce": True, "host_mtu": 9000}  # a fabric whose hosts need RDMA devices
@@ -162,8 +177,10 @@ def test_check_install_and_rerun(rendered, dists, clean_ofed, fake_weka, lab, tm
     pinned = with_host_vars(rendered, tmp_path, {h: {"racfg_ofed": mlnx(PIN, dists["pinned"])} for h in (STORAGE, DGX)})
     check = play(pinned, "--tags", "ofed,weka", "--check", "-e", WEKA)
     assert check.rc == 0, check.output[-3000:]
-    installer = f"{WORKDIR}/{dists['pinned'].name}/mlnxofedinstall"
+    installer = f"{WORKDIR}/{dists['pinned'].name.removesuffix('.tgz')}/mlnxofedinstall"
     assert f"would run: {installer} --without-fw-update --force" in check.output
+    assert (f"would put {dists['pinned']} at {WORKDIR}/{dists['pinned'].name} and check there that its sha256 is "
+            f"{sha256(dists['pinned'])} before unpacking or running anything") in " ".join(check.output.split())
     assert "would run: weka fs create default default 2GiB" in check.output
     assert "would run: curl -fsS --retry 3 -o " + CLIENT_INSTALLER in check.output
     assert all(check.recap[h]["changed"] >= 2 for h in (STORAGE, DGX)), check.recap
@@ -174,7 +191,7 @@ def test_check_install_and_rerun(rendered, dists, clean_ofed, fake_weka, lab, tm
     first = play(pinned, "--tags", "ofed")
     assert first.rc == 0, first.output[-3000:]
     assert all(first.recap[h]["changed"] >= 2 for h in (STORAGE, DGX)), first.recap  # copy + mlnxofedinstall
-    assert "directory on the controller, copied to" in first.output
+    assert "tarball on the controller, copied to" in " ".join(first.output.split())
     for host in (STORAGE, DGX):
         assert sh(lab, host, "ofed_info -s") == f"MLNX_OFED_LINUX-{PIN}:"
         assert sh(lab, host, f"cat {INSTALLER_LOG}") == "--without-fw-update --force"
@@ -215,6 +232,32 @@ def test_another_release_is_refused_before_any_change_and_a_wrong_install_fails(
     assert "MLNX_OFED after the install: Expected: 9.7-1.0.0.0 Actual: 9.6-1.0.0.0" in text
 
 
+# What an install changes on a host: the packages, the work directory's files, the installer's log.
+HOST_STATE = f"md5sum /var/lib/dpkg/status; ls -A /var/tmp; find {WORKDIR} 2>&1 | sort; cat {INSTALLER_LOG}; echo end"
+
+
+def test_a_tarball_whose_sha256_is_not_the_inventorys_is_refused_naming_both_and_leaves_nothing(
+        rendered, dists, clean_ofed, lab, tmp_path) -> None:
+    """The tarball of the pinned release, on the controller, with another sha256 in the inventory:
+    each host refuses it naming the expected and the actual digest; nothing is unpacked or run,
+    and the copy is gone again (storage: into its existing work directory; GPU server: into one
+    the run created, which is removed with it)."""
+    lab.ssh(DGX, f"rm -rf {WORKDIR}")
+    wrong = hashlib.sha256(b"not the tarball").hexdigest()
+    before = {host: sh(lab, host, HOST_STATE) for host in (STORAGE, DGX)}
+    scenarios = with_host_vars(rendered, tmp_path, {h: {"racfg_ofed": mlnx("9.8-2.0.0.0", dists["other"], wrong)}
+                                                    for h in (STORAGE, DGX)})
+    run = play(scenarios, "--tags", "ofed")
+    text = " ".join(run.output.split())
+    assert run.rc != 0 and run.recap[STORAGE]["failed"] == 1 and run.recap[DGX]["failed"] == 1, run.recap
+    assert (f"MLNX_OFED: sha256 Expected: {wrong} Actual: {sha256(dists['other'])}; refused: nothing was unpacked "
+            f"or run, what this run put on the host was removed (from {dists['other']}, checked at "
+            f"{WORKDIR}/{dists['other'].name})") in text, text[-3000:]
+    assert "TASK [ofed : Unpack the MLNX_OFED tarball" not in run.output
+    assert "TASK [ofed : Run mlnxofedinstall]" not in run.output
+    assert {host: sh(lab, host, HOST_STATE) for host in (STORAGE, DGX)} == before
+
+
 def test_weka_unconverged_plan_unreadable_state_and_failed_download_fail(rendered, fake_weka, lab) -> None:
     run = play(rendered, "--tags", "weka", "-e", WEKA)
     text = " ".join(run.output.split())
@@ -232,3 +275,58 @@ def test_weka_unconverged_plan_unreadable_state_and_failed_download_fail(rendere
     assert unreadable.rc != 0 and unreadable.recap[STORAGE]["failed"] == 1
     assert "weka cluster host -J failed (rc 1): error: not logged in" in unreadable.output
     assert not [c for c in weka_calls(lab) if not c.endswith("-J") and c != "version current"]
+
+
+WEKA_INSTALL_SH = """#!/bin/sh
+# racfg lab stand-in for Weka's installer: puts a weka CLI of this version on the host and logs that it ran
+set -e
+printf '#!/bin/sh\\n[ "$*" = "version current" ] && echo {version}\\n' > /usr/local/bin/weka
+chmod 755 /usr/local/bin/weka
+pwd >> /var/log/racfg-lab-weka-install.log
+"""
+
+
+def weka_tarball(parent: Path, version: str) -> Path:
+    """A stand-in weka-<version>.tar on the controller: ``weka-<version>/install.sh``."""
+    path = parent / f"weka-{version}.tar"
+    script = WEKA_INSTALL_SH.format(version=version).encode()
+    with tarfile.open(path, "w") as archive:
+        info = tarfile.TarInfo(f"weka-{version}/install.sh")
+        info.size, info.mode = len(script), 0o755
+        archive.addfile(info, io.BytesIO(script))
+    return path
+
+
+def test_weka_install_checks_the_distributions_sha256_before_unpacking_or_running_it(rendered, fake_weka, lab,
+                                                                                      tmp_path) -> None:
+    """The role's install tasks (tasks/install.yml) on both hosts, pinned to 4.3.0 with a stand-in
+    distribution copied from the controller. Storage (the stand-in CLI says 4.2.0) has another
+    sha256 in its inventory: refused naming both, nothing unpacked or run, nothing left. The GPU
+    server (no weka) has the right one: unpacked, install.sh run, the pinned version checked."""
+    dist = weka_tarball(tmp_path, "4.3.0")
+    wrong = hashlib.sha256(b"not the distribution").hexdigest()
+    weka = {"version": "4.3.0", "dist": str(dist), "allow_http": False, "mount_point": "/mnt/weka",
+            "filesystem": "default", "clients": "dgx"}
+    scenarios = with_host_vars(rendered, tmp_path, {STORAGE: {"racfg_weka": {**weka, "sha256": wrong}},
+                                                    DGX: {"racfg_weka": {**weka, "sha256": sha256(dist)}}})
+    playbook = tmp_path / "weka-install.yml"  # JSON is YAML
+    playbook.write_text(json.dumps([{"hosts": f"{STORAGE},{DGX}", "gather_facts": False, "tasks": [
+        {"ansible.builtin.include_role": {"name": "weka", "tasks_from": "install.yml"}}]}]))
+    state = ("ls -A /var/tmp /var/tmp/racfg-weka 2>&1; cat /var/log/racfg-lab-weka-install.log 2>&1; "
+             "weka version current")
+    before = sh(lab, STORAGE, state)
+    try:
+        run = testing.run_playbook(scenarios, str(playbook), overrides=connection_overrides("ofedlab"))
+        print(f"\nweka install.yml: {run.seconds:.1f} s")
+        text = " ".join(run.output.split())
+        assert run.rc != 0 and run.recap[STORAGE]["failed"] == 1 and run.recap[DGX]["failed"] == 0, run.output[-3000:]
+        assert (f"Weka: sha256 Expected: {wrong} Actual: {sha256(dist)}; refused: nothing was unpacked or run, what "
+                f"this run put on the host was removed (from {dist}, checked at /var/tmp/racfg-weka/{dist.name})"
+                in text)
+        assert sh(lab, STORAGE, state) == before and before.endswith("4.2.0")
+
+        assert sh(lab, DGX, "weka version current") == "4.3.0"
+        assert sh(lab, DGX, "cat /var/log/racfg-lab-weka-install.log") == "/var/tmp/racfg-weka/weka-4.3.0"
+        assert "TASK [weka : Check that the installed Weka is the pinned version]" in run.output
+    finally:
+        lab.ssh(DGX, "rm -rf /usr/local/bin/weka /var/log/racfg-lab-weka-install.log /var/tmp/racfg-weka", check=False)

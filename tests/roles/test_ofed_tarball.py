@@ -7,6 +7,7 @@ through a stream as the module reads an HTTP response.
 
 from __future__ import annotations
 
+import hashlib
 import io
 import tarfile
 from pathlib import Path
@@ -100,6 +101,23 @@ def test_the_lab_serves_a_url_on_its_management_gateway() -> None:
                                             "debian12", "x86_64")
 
 
+def test_the_stand_in_is_reproducible_so_its_inventory_carries_the_sha256_the_host_checks(tmp_path: Path) -> None:
+    """The lab builds the tarball at lab-up time; ofedurl.yaml was written before, with its digest.
+    The build is byte-for-byte the same on every machine (fixed dates and owners, stored deflate
+    blocks), so that digest is the served file's. If the stand-in changes, put the new digest in
+    tests/roles/ofedurl.yaml (``racfg lab up`` prints it)."""
+    cluster = load_cluster(INVENTORY)
+    served = mlnxofed.lab_source(cluster)
+    assert served is not None
+    first = mlnxofed.publish(tmp_path / "a", served)
+    second = mlnxofed.build_tarball(tmp_path / "b" / "again.tgz", served.release)
+    assert first.read_bytes() == second.read_bytes()
+    assert hashlib.sha256(first.read_bytes()).hexdigest() == mlnxofed.sha256_of(served)
+    assert cluster.inventory.software.ofed.sha256 == mlnxofed.sha256_of(served)
+    with tarfile.open(first) as archive:  # still a tarball any tar reads, owned by root, dated alike
+        assert {(m.uid, m.gid, m.mtime) for m in archive.getmembers()} == {(0, 0, mlnxofed.EPOCH)}
+
+
 @pytest.mark.parametrize(("source", "version", "release", "port"), [
     ("http://198.18.74.1/ofed.tgz", "9.9-1.0.0.0", "9.9-1.0.0.0", 80),  # no release in the name: the pin
     ("http://198.18.74.1:81/MLNX_OFED_LINUX-9.8-2.0.0.0-ubuntu22.04-x86_64.tgz", "9.9-1.0.0.0", "9.8-2.0.0.0", 81),
@@ -117,7 +135,11 @@ def test_the_served_release_is_the_names_else_the_pin(tmp_path: Path, source: st
     ("http://198.18.74.1/mlnx/", "the lab serves a MLNX_OFED .tgz of the pinned release"),
 ])
 def test_a_lab_url_the_lab_cannot_serve_is_refused_naming_why(tmp_path: Path, source: str, problem: str) -> None:
-    cluster = load_cluster(_inventory(tmp_path, source))
+    inventory = _inventory(tmp_path, source)
+    if not source.endswith(".tgz"):  # an apt repository: checked by a signing key, not a sha256
+        text = inventory.read_text()
+        inventory.write_text(text[:text.index("    # the sha256")] + "    signed_by: mlnx.asc\n")
+    cluster = load_cluster(inventory)
     found = mlnxofed.source_problem(cluster)
     assert found is not None and problem in found and source in found
     assert mlnxofed.lab_source(cluster) is None
@@ -125,7 +147,7 @@ def test_a_lab_url_the_lab_cannot_serve_is_refused_naming_why(tmp_path: Path, so
 
 @pytest.mark.parametrize("source", ["http://mirror.example.com/MLNX_OFED_LINUX-9.9-1.0.0.0-debian12-x86_64.tgz",
                                     "http://10.0.0.5/MLNX_OFED_LINUX-9.9-1.0.0.0-debian12-x86_64.tgz",
-                                    "/srv/mlnx/MLNX_OFED_LINUX-9.9-1.0.0.0-debian12-x86_64"])
+                                    "/srv/mlnx/MLNX_OFED_LINUX-9.9-1.0.0.0-debian12-x86_64.tgz"])
 def test_other_sources_are_not_the_labs(tmp_path: Path, source: str) -> None:
     cluster = load_cluster(_inventory(tmp_path, source))
     assert mlnxofed.source_problem(cluster) is None and mlnxofed.lab_source(cluster) is None

@@ -1,18 +1,21 @@
 """MLNX_OFED from a URL, on a real lab (tests/roles/ofedurl.yaml: site ofedurl, one GPU server),
 by ``racfg deploy`` as a user runs it.
 
-The inventory's software.ofed.source is an http URL on the lab's management gateway, so ``lab up``
-serves a stand-in MLNX_OFED tarball of the pinned release there (racfg.lab.mlnxofed: the vendor's
-layout, an installer that installs a real .deb holding an ``ofed_info``; no drivers). The host
-reads the tarball's release from the stream, downloads and unpacks it, runs ``mlnxofedinstall``,
-and ``ofed_info -s`` must then show the pin; the next deploy changes nothing. A tarball of another
-release is refused before any change, whether its name says so (deploy's preflight, on the
-controller) or only its content does (the host's read of its ``.mlnx``). ``lab down`` stops the
-HTTP server and removes what it served.
+The inventory's software.ofed.source is an http URL on the lab's management gateway (with
+``allow_http: true``: the lab's server is its own), so ``lab up`` serves a stand-in MLNX_OFED
+tarball of the pinned release there (racfg.lab.mlnxofed: the vendor's layout, an installer that
+installs a real .deb holding an ``ofed_info``; no drivers; built reproducibly, so the inventory
+carries its sha256). The host reads the tarball's release from the stream, downloads it, checks its
+sha256, unpacks it, runs ``mlnxofedinstall``, and ``ofed_info -s`` must then show the pin; the next
+deploy changes nothing. A tarball of another release is refused before any change, whether its name
+says so (deploy's preflight, on the controller) or only its content does (the host's read of its
+``.mlnx``); a download whose sha256 is not the inventory's is refused naming both and leaves
+nothing. ``lab down`` stops the HTTP server and removes what it served.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import subprocess
@@ -22,6 +25,7 @@ from pathlib import Path
 import labsupport as testing
 import pytest
 
+from racfg.inventory import load_cluster
 from racfg.lab import httpserver, machines, mlnxofed
 from racfg.lab.state import site_dir
 from racfg.lab.teardown import leftovers
@@ -67,10 +71,13 @@ def deploy(inventory: Path, tmp_path: Path, *args: str) -> tuple[subprocess.Comp
     return proc, hosts
 
 
-def with_source(tmp_path: Path, url: str) -> Path:
-    """A copy of the inventory (same site, same lab) whose MLNX_OFED URL is ``url``."""
+SHA256 = load_cluster(INVENTORY).inventory.software.ofed.sha256  # of the stand-in the lab serves at URL
+
+
+def with_source(tmp_path: Path, url: str, sha256: str = SHA256) -> Path:
+    """A copy of the inventory (same site, same lab) whose MLNX_OFED URL is ``url``, with ``sha256``."""
     path = tmp_path / "ofedurl.yaml"
-    path.write_text(INVENTORY.read_text().replace(URL, url))
+    path.write_text(INVENTORY.read_text().replace(URL, url).replace(SHA256, sha256))
     return path
 
 
@@ -95,8 +102,9 @@ def test_a_tarball_of_another_release_is_refused_before_any_change(lab, clean_ho
 
     # Only its content says so: the host reads its .mlnx from the stream and the role refuses it.
     path = f"mislabelled/MLNX_OFED_LINUX-{PIN}-debian12-x86_64.tgz"
-    mlnxofed.build_tarball(httpserver.root(site_dir(SITE)) / path, "9.8-2.0.0.0")
-    proc, hosts = deploy(with_source(tmp_path, f"{SERVER}/{path}"), tmp_path)
+    tarball = mlnxofed.build_tarball(httpserver.root(site_dir(SITE)) / path, "9.8-2.0.0.0")
+    digest = hashlib.sha256(tarball.read_bytes()).hexdigest()  # its own: the release is what is refused
+    proc, hosts = deploy(with_source(tmp_path, f"{SERVER}/{path}", digest), tmp_path)
     text = " ".join((proc.stdout + proc.stderr).split())
     assert proc.returncode == 1 and hosts[HOST]["failed"] == 1 and hosts[HOST]["changed"] == 0, text[-3000:]
     assert (f"MLNX_OFED tarball {SERVER}/{path} holds release 9.8-2.0.0.0 "
@@ -110,12 +118,14 @@ def test_installs_from_the_labs_http_server_then_changes_nothing(lab, clean_host
     """--check reads the tarball, reports the install and changes nothing; the run installs and
     verifies it; the next run changes nothing and does not even read the tarball."""
     path = URL.removeprefix(SERVER + "/")
+    earlier = len(served_requests(path))  # another test's reads
     before = sh(lab, HOST_STATE)
     check, hosts = deploy(INVENTORY, tmp_path, "--check")
     assert check.returncode == 0, check.stdout[-3000:] + check.stderr[-3000:]
     assert "ofed : Report the MLNX_OFED install a run would do" in hosts[HOST]["changes"], hosts
+    assert "common : Report the check a run would make" in hosts[HOST]["changes"], hosts  # the sha256's
     assert sh(lab, HOST_STATE) == before
-    assert len(served_requests(path)) == 1  # the release read from the stream
+    assert len(served_requests(path)) == earlier + 1  # the release read from the stream
 
     first, hosts = deploy(INVENTORY, tmp_path)
     text = " ".join((first.stdout + first.stderr).split())
@@ -127,13 +137,34 @@ def test_installs_from_the_labs_http_server_then_changes_nothing(lab, clean_host
     assert sh(lab, f"dpkg-query -W -f='${{Status}}' {mlnxofed.PACKAGE}") == "install ok installed"
     assert sh(lab, f"ls {WORKDIR}/MLNX_OFED_LINUX-{PIN}-debian12-x86_64") == "DEBS\ndistro\nmlnxofedinstall"
     # read (its release) then downloaded (to unpack) by the host, over the management network (+1: --check)
-    assert len([r for r in served_requests(path) if r.startswith("198.18.74.11 ") and '" 200 ' in r]) == 3
+    assert len([r for r in served_requests(path) if r.startswith("198.18.74.11 ") and '" 200 ' in r]) == earlier + 3
 
     again, hosts = deploy(INVENTORY, tmp_path)
     assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
     assert hosts[HOST]["changed"] == 0 and hosts[HOST]["failed"] == 0, hosts
     assert sh(lab, f"cat {mlnxofed.INSTALL_LOG}") == "--without-fw-update --force"  # the installer ran once
-    assert len(served_requests(path)) == 3  # the second deploy did not even read the tarball
+    assert len(served_requests(path)) == earlier + 3  # the second deploy did not even read (nor hash) the tarball
+
+
+def test_a_download_whose_sha256_is_not_the_inventorys_is_refused_naming_both_and_leaves_nothing(
+        lab, clean_host, tmp_path: Path) -> None:
+    """The tarball of the pinned release, with another sha256 in the inventory: the host reads its
+    release (the pin), downloads it, and refuses it naming the expected and the actual digest; the
+    download is gone, nothing was unpacked or installed."""
+    path = URL.removeprefix(SERVER + "/")
+    earlier = len(served_requests(path))
+    wrong = hashlib.sha256(b"not the stand-in").hexdigest()
+    before = sh(lab, HOST_STATE)
+    proc, hosts = deploy(with_source(tmp_path, URL, wrong), tmp_path)
+    text = " ".join((proc.stdout + proc.stderr).split())
+    assert proc.returncode == 1 and hosts[HOST]["failed"] == 1, text[-3000:]
+    # the report's line (racfg keeps a failure's first 300 characters: the digests lead)
+    assert (f"common : Check the installer's sha256 against the inventory's: MLNX_OFED: sha256 Expected: {wrong} "
+            f"Actual: {SHA256}; refused: nothing was unpacked or run, what this run put on the host was removed"
+            in hosts[HOST]["problems"][0]), hosts[HOST]["problems"]
+    assert len(hosts[HOST]["problems"]) == 1, hosts[HOST]["problems"]
+    assert len([r for r in served_requests(path)[earlier:] if r.startswith("198.18.74.11 ")]) == 2  # read, download
+    assert sh(lab, HOST_STATE) == before
 
 
 def test_lab_down_stops_the_http_server_and_removes_its_files(lab) -> None:

@@ -243,7 +243,8 @@ TEXT_FIELDS: dict[str, tuple[list[Any], list[Any]]] = {
     "hosts/0/python": (["/opt/python3/bin/python3"], ["python3", "/usr/bin/python3 -c x"]),
     "hosts/0/nics/0/port": (["1/2", 3], ["1/1;x", "1/1 2"]),
     "switches/0/credentials/password_env": (["SW_PASS"], ["SW-PASS", "1X"]),
-    "software/ofed": ([{"flavor": "mlnx", "source": "https://example.org/ofed.tgz", "install_flags": ["--force"]}],
+    "software/ofed": ([{"flavor": "mlnx", "source": "https://example.org/ofed.tgz", "sha256": "0" * 64,
+                        "install_flags": ["--force"]}],
                       [{"flavor": "mlnx", "source": "http://x/y z"}, {"flavor": "mlnx", "install_flags": ["--x;y"]}]),
 }
 

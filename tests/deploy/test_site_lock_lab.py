@@ -4,7 +4,10 @@ held on the site's first host, not in either checkout.
 
 Each racfg here runs as a user runs it: the CLI in a subprocess, from its own working directory
 (so its own ``.racfg/``). Order: a deploy refused beside a deploy; a held lock that goes stale
-and is broken; two drifts that share it.
+and is broken; two drifts that share it; a deploy stopped by Ctrl-C, then one whose lock is lost
+(its holding shell killed on the lock host), each while a module runs on a host for as long as it
+is let (a planted ``ofed_info`` that never ends, which the common role's probe runs): when the lock
+is free again, no process of that run is left on any host; planted holder files, named.
 """
 
 from __future__ import annotations
@@ -28,7 +31,8 @@ pytestmark = pytest.mark.lab
 
 INVENTORY = Path(__file__).resolve().parent / "locklab.yaml"
 LOCK_HOST = "lk-dgx01"
-HOLDERS = "/run/lock/racfg-locklab.*.json"
+LOCK_DIR = "/run/lock/racfg"
+HOLDERS = f"{LOCK_DIR}/locklab.*.json"
 
 
 @pytest.fixture(scope="module")
@@ -48,10 +52,10 @@ def racfg(cwd: Path, *args: str, timeout: float = 120) -> subprocess.CompletedPr
                           cwd=cwd, timeout=timeout)
 
 
-def start(cwd: Path, *args: str) -> subprocess.Popen[str]:
+def start(cwd: Path, *args: str, **more_env: str) -> subprocess.Popen[str]:
     cwd.mkdir(exist_ok=True)
     return subprocess.Popen([sys.executable, "-m", "racfg", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, env=env(), cwd=cwd, start_new_session=True)
+                            text=True, env={**env(), **more_env}, cwd=cwd, start_new_session=True)
 
 
 def holder_files(lab: LabHandle) -> list[str]:
@@ -160,3 +164,129 @@ def test_drifts_share_the_lock_and_a_deploy_beside_them_is_refused(locklab: LabH
     for d, (out, err) in zip(drifts, outputs, strict=True):
         # drift of a site never fully deployed finds drift (1); what matters: it ran, not refused (3)
         assert d.returncode in (0, 1), out[-2000:] + err[-2000:]
+
+
+# --- a stopped deploy: its module processes on the hosts end before the lock is free -----------
+
+SLOW_PIDS = "/run/racfg-test-slow.pids"
+# The common role's probe runs `ofed_info -s` (racfg_probe's host facts, read by a full deploy's read
+# pass; the lab has no MLNX_OFED, so nothing else has this name). This one writes its parent's pid
+# (the probe's module process) and its own, then never ends: the module runs until it is stopped.
+SLOW_OFED_INFO = f"""#!/bin/sh
+echo "$PPID $$" > {SLOW_PIDS}
+exec sleep 86400
+"""
+
+
+@pytest.fixture
+def slow_module(locklab: LabHandle) -> Iterator[None]:
+    plant = f"cat > /usr/local/bin/ofed_info <<'EOF'\n{SLOW_OFED_INFO}EOF\nchmod 755 /usr/local/bin/ofed_info"
+    locklab.ssh(LOCK_HOST, f"rm -f {SLOW_PIDS}; {plant}")
+    try:
+        yield
+    finally:
+        locklab.ssh(LOCK_HOST, f"rm -f /usr/local/bin/ofed_info; [ -f {SLOW_PIDS} ] && kill -KILL $(cat {SLOW_PIDS}) "
+                               f"2>/dev/null; rm -f {SLOW_PIDS}; true")
+
+
+def module_started(lab: LabHandle, deploy: subprocess.Popen[str]) -> tuple[int, int]:
+    """(the probe's module process, the tool it runs) on the lock host, once the slow tool runs."""
+    found: list[str] = []
+
+    def started() -> bool:
+        found[:] = lab.ssh(LOCK_HOST, f"cat {SLOW_PIDS} 2>/dev/null; true").stdout.split()
+        return deploy.poll() is not None or len(found) == 2
+    wait_for("the probe to run the slow ofed_info", started, timeout=240)
+    assert deploy.poll() is None, deploy.communicate()
+    return int(found[0]), int(found[1])
+
+
+def run_ids(lab: LabHandle) -> set[tuple[str, str]]:
+    """(host, RACFG_RUN value) of every process on the lab's hosts that carries a run's marker."""
+    look = r"""for f in /proc/[0-9]*/environ; do tr '\0' '\n' < $f 2>/dev/null | grep '^RACFG_RUN='; done; true"""
+    out = set()
+    for host in ("lk-dgx01", "lk-stor01"):
+        out |= {(host, line) for line in lab.ssh(host, look).stdout.splitlines()}
+    return out
+
+
+def alive(lab: LabHandle, *pids: int) -> list[int]:
+    """Those of ``pids`` still running on the lock host (a zombie has ended: only its parent has not looked)."""
+    look = "for p in " + " ".join(map(str, pids)) + r"""; do
+      s=$(awk '/^State:/ {print $2}' /proc/$p/status 2>/dev/null); [ -n "$s" ] && [ "$s" != Z ] && echo $p
+    done; true"""
+    return [int(p) for p in lab.ssh(LOCK_HOST, look).stdout.split()]
+
+
+def assert_stopped(lab: LabHandle, document: dict, module: int, tool: int, before: set[tuple[str, str]]) -> None:
+    """racfg found the module and its tool on the lock host and stopped them; nothing of the run is left."""
+    [there] = [m for m in document["module_processes"] if m["host"] == LOCK_HOST]
+    assert {str(module), str(tool)} <= set(there["found"]), there
+    assert {module, tool} <= set(there["stopped"]) | set(there["killed"]), there
+    assert alive(lab, module, tool) == []
+    assert run_ids(lab) - before == set()  # no process of this run on any host
+
+
+def test_ctrl_c_ends_the_runs_module_processes_on_the_hosts_before_the_lock_is_free(
+        locklab: LabHandle, tmp_path: Path, slow_module: None):
+    before = run_ids(locklab)
+    deploy = start(tmp_path / "s", "deploy", str(INVENTORY), "--yes", "--format", "json", RACFG_STOP_WAIT="1")
+    try:
+        module, tool = module_started(locklab, deploy)
+        deploy.send_signal(signal.SIGINT)
+        out, err = deploy.communicate(timeout=180)
+    finally:
+        stop(deploy)
+    assert deploy.returncode == 3, out[-2000:] + err[-3000:]
+    document = json.loads(out)
+    assert (document["interrupted"], document["stop_reason"], document["stopped_reading"]) == (True, "Ctrl-C", True)
+    assert f"{LOCK_HOST}: waiting up to 1 s for " in err and f"pid {module} (" in err
+    assert "lock free" in racfg(tmp_path, "lock", "show", str(INVENTORY)).stdout
+    assert_stopped(locklab, document, module, tool, before)
+    assert locklab.ssh(LOCK_HOST, f"stat -c '%u %a %F' {LOCK_DIR}").stdout.strip() == "0 700 directory"
+
+
+def test_a_lost_lock_stops_the_deploy_with_exit_3_and_ends_its_module_processes(
+        locklab: LabHandle, tmp_path: Path, slow_module: None):
+    before = run_ids(locklab)
+    deploy = start(tmp_path / "l", "deploy", str(INVENTORY), "--yes", "--format", "json", RACFG_STOP_WAIT="1")
+    try:
+        module, tool = module_started(locklab, deploy)
+        [holder] = locklab.ssh(LOCK_HOST, f"ls {HOLDERS}").stdout.split()
+        shell = int(holder.rsplit(".", 2)[-2])
+        locklab.ssh(LOCK_HOST, f"kill -KILL {shell}")  # the holding shell dies: the flock goes with it
+        out, err = deploy.communicate(timeout=180)
+    finally:
+        stop(deploy)
+    assert deploy.returncode == 3, out[-2000:] + err[-3000:]
+    document = json.loads(out)
+    why = f"the holding shell on {LOCK_HOST} was killed"
+    assert document["lock_lost"].startswith(why), document["lock_lost"]
+    assert document["stop_reason"] == f"the site lock was lost: {document['lock_lost']}"
+    assert f"racfg: the site lock of locklab was lost ({why}" in err
+    assert_stopped(locklab, document, module, tool, before)
+    # SIGKILL left the holder file behind: shown stale, and broken
+    shown = racfg(tmp_path, "lock", "show", str(INVENTORY)).stdout
+    assert "lock on lk-dgx01 held by" in shown and "[stale: its shell on lk-dgx01 is gone" in shown
+    broken = racfg(tmp_path, "lock", "break", str(INVENTORY))
+    assert broken.returncode == 0 and f"removed its leftover holder file on {LOCK_HOST}" in broken.stdout
+    assert holder_files(locklab) == []
+
+
+def test_planted_holder_files_are_named_not_read_and_left_by_break(locklab: LabHandle, tmp_path: Path):
+    planted = f"{LOCK_DIR}/locklab.999999.json"
+    torn = f"{LOCK_DIR}/locklab.999998.json"
+    locklab.ssh(LOCK_HOST, f"mkdir -p -m 700 {LOCK_DIR}; ln -sf /etc/shadow {planted}; "
+                           f"printf '{{\"command\": \"dep' > {torn}")
+    try:
+        shown = racfg(tmp_path, "lock", "show", str(INVENTORY))
+        assert shown.returncode == 0, shown.stdout + shown.stderr
+        assert "site locklab: lock on lk-dgx01 held by" in shown.stdout  # the torn file's shell: gone, stale
+        assert (f"unreadable holder file {planted} on {LOCK_HOST}: a symbolic link (to /etc/shadow) (racfg did "
+                "not write it") in shown.stdout
+        assert f"unreadable holder file {torn}: not JSON (" in shown.stdout and "root:" not in shown.stdout
+        broken = racfg(tmp_path, "lock", "break", str(INVENTORY))
+        assert broken.returncode == 0 and f"left: unreadable holder file {planted}" in broken.stdout
+        assert locklab.ssh(LOCK_HOST, f"ls {HOLDERS}").stdout.split() == [planted]  # the torn one's shell was gone
+    finally:
+        locklab.ssh(LOCK_HOST, f"rm -f {planted} {torn}")

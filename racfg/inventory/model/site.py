@@ -20,6 +20,12 @@ class Site(Strict):
         default_factory=list, description="NTP servers for chrony; empty: hosts keep their current sources."
     )
     dns_domain: str | None = Field(None, description="Domain appended to host names in /etc/hosts.")
+    lock_host: str | None = Field(
+        None, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$",
+        description="The host that holds the site lock (deploy, drift and smoke take it there, in root's "
+                    "/run/lock/racfg/): the name of one host of this inventory. Default: the first host. "
+                    "Every controller of the site must use the same one.",
+    )
 
 
 class Fabric(Strict):

@@ -41,8 +41,9 @@ for f in "$d/$s".*.json; do
     "$(head -c 4000 "$f" | tr -d '\n')"
 done
 """
-# $3 flock mode (-x/-s), $4 holder JSON, $5 lease in seconds. Its stdout: "locked PID", then at its
-# end why it let go ("ended: ..."), which the controller reports when it did not ask for it.
+# $3 flock mode (-x/-s), $4 holder JSON, $5 lease in seconds. Its stdout: "locked PID", "beat" for
+# each heartbeat it got (the controller's proof that the lock host still hears it), and at its end
+# why it let go ("ended: ..."), which the controller reports when it did not ask for it.
 ACQUIRE = _COMMON + r"""
 [ -e "$d" ] || [ -L "$d" ] || mkdir -m 700 "$d" 2>/dev/null
 check_dir
@@ -62,7 +63,7 @@ echo "locked $$"
 while :; do
   IFS= read -r -t "$5" _; r=$?
   [ "$r" = 0 ] || break
-  touch -c "$H"
+  touch -c "$H"; echo beat
 done
 [ "$r" -gt 128 ] && echo "ended: no heartbeat from the controller for $5 s (the lease ran out)"
 exit 0

@@ -123,7 +123,10 @@ class SiteLock:
 
     @contextmanager
     def stopping(self, stop: Stop) -> Iterator[None]:
-        """While the block runs, a loss requests ``stop`` (the run's own way to stop) instead of SIGINT."""
+        """While the block runs, a loss requests ``stop`` (the run's own way to stop) instead of SIGINT.
+
+        After a loss the block ends with the loss's error unless the lock's holder reports it itself
+        (``reports_loss``): drift's check-mode deploy stops its play, and then drift stops too."""
         self.stops.append(stop)
         try:
             if self.lost is not None:
@@ -131,6 +134,8 @@ class SiteLock:
             yield
         finally:
             self.stops.remove(stop)
+        if self.lost is not None and not self.reports_loss:
+            raise self.error()
 
     def error(self) -> LockLostError:
         changed = ("it changes nothing (it reads), so nothing was changed; its findings are not reported: another "

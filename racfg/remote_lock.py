@@ -55,6 +55,9 @@ HEARTBEAT_S = 5.0  # the controller touches its holder file this often
 WATCH_S = 0.5  # how often the controller looks whether its holding shell still runs
 STALE_S = 3 * HEARTBEAT_S  # a holder silent for longer is reported stale (its controller froze or lost the network)
 LEASE_S = 45  # the lock host ends a holder silent for this long: the lock expires
+# The controller counts its lock as lost when the lock host has not answered a heartbeat for this
+# long: before the lock host could have let it go, not after (a lease is the holder's to give up first).
+ANSWER_S = LEASE_S - 2 * HEARTBEAT_S
 CONNECT_TIMEOUT = 10.0
 # paramiko's transport thread logs a failed handshake with a traceback; the error racfg raises says it
 logging.getLogger("paramiko").setLevel(logging.CRITICAL)
@@ -226,36 +229,63 @@ def _run(client: paramiko.SSHClient, host: str, script: str, site: str, *args: s
     return status, out, err
 
 
-def _why_gone(channel: paramiko.Channel, host: str) -> str | None:
-    """Why the holding shell no longer holds the lock, or None while it does."""
-    if channel.exit_status_ready():
-        said = ""
+class _Watch:
+    """The controller's side of a held lock: the heartbeat out, the holding shell's answers in."""
+
+    def __init__(self, channel: paramiko.Channel, host: str) -> None:
+        self.channel, self.host = channel, host
+        self.answered = self.beat = time.monotonic()
+        self.ended = ""  # the shell's last "ended: why" line
+
+    def read(self) -> None:
+        """Take what the shell said: an answer to a heartbeat ("beat"), or why it let go ("ended: ...")."""
+        said = b""
         with contextlib.suppress(OSError, paramiko.SSHException):
-            while channel.recv_ready():
-                said += channel.recv(4096).decode(errors="replace")
-        ended = [line[len("ended: "):] for line in said.splitlines() if line.startswith("ended: ")]
-        if ended:
-            return f"the holding shell on {host} ended: {ended[-1]}"
-        status = channel.exit_status
-        how = "was killed" if status == -1 else f"ended with exit status {status}"
-        return f"the holding shell on {host} {how} (racfg lock break --force, or someone on {host})"
-    transport = channel.get_transport()
-    if channel.closed or transport is None or not transport.is_active():
-        return f"the SSH session to {host} that held it dropped"
-    return None
+            while self.channel.recv_ready():
+                said += self.channel.recv(4096)
+        for line in said.decode(errors="replace").splitlines():
+            if line == "beat":
+                self.answered = time.monotonic()
+            elif line.startswith("ended: "):
+                self.ended = line[len("ended: "):]
+
+    def why_gone(self) -> str | None:
+        """Why the holding shell no longer holds the lock (or may not by now), or None while it does."""
+        self.read()
+        if self.channel.exit_status_ready():
+            self.read()
+            if self.ended:
+                return f"the holding shell on {self.host} ended: {self.ended}"
+            status = self.channel.exit_status
+            how = "was killed" if status == -1 else f"ended with exit status {status}"
+            return f"the holding shell on {self.host} {how} (racfg lock break --force, or someone on {self.host})"
+        transport = self.channel.get_transport()
+        if self.channel.closed or transport is None or not transport.is_active():
+            return f"the SSH session to {self.host} that held it dropped"
+        silent = time.monotonic() - self.answered
+        if silent > ANSWER_S:  # a network that lost packets, or a controller that froze: assume the worst
+            return (f"no answer from {self.host} for {silent:.0f} s (it ends a holder it has not heard from for "
+                    f"{LEASE_S} s)")
+        return None
+
+    def heartbeat(self) -> str | None:
+        """Send the heartbeat when it is due; why it could not be sent, or None."""
+        if time.monotonic() < self.beat + HEARTBEAT_S:
+            return None
+        self.beat = time.monotonic()
+        try:
+            self.channel.sendall(b"\n")
+        except (OSError, paramiko.SSHException) as exc:
+            return f"the heartbeat to {self.host} failed ({str(exc) or type(exc).__name__})"
+        return None
 
 
 def _watch(channel: paramiko.Channel, host: str, stop: threading.Event, on_lost: Callable[[str], None]) -> None:
-    """Send the heartbeat, and say at once (``on_lost``) if the holding shell or its session ends."""
-    beat = time.monotonic() + HEARTBEAT_S
+    """Send the heartbeat, and say at once (``on_lost``) if the holding shell or its session ends, or
+    the lock host stops answering for longer than its lease allows."""
+    watch = _Watch(channel, host)
     while not stop.wait(WATCH_S):
-        why = _why_gone(channel, host)
-        if why is None and time.monotonic() >= beat:
-            beat = time.monotonic() + HEARTBEAT_S
-            try:
-                channel.sendall(b"\n")
-            except (OSError, paramiko.SSHException) as exc:
-                why = f"the heartbeat to {host} failed ({str(exc) or type(exc).__name__})"
+        why = watch.why_gone() or watch.heartbeat()
         if why is not None:
             if not stop.is_set():  # a release racfg asked for is not a loss
                 on_lost(why)
@@ -273,7 +303,7 @@ def _acquire(client: paramiko.SSHClient, host: str, site: str, what: str, shared
         channel.exec_command(_command(ACQUIRE, site, "-s" if shared else "-x", json.dumps(info), str(LEASE_S)))
         channel.settimeout(CONNECT_TIMEOUT * 3)
         first = b""
-        while not first.endswith(b"\n"):  # byte by byte: what follows stays in the channel for _why_gone
+        while not first.endswith(b"\n"):  # byte by byte: what follows stays in the channel for _Watch
             byte = channel.recv(1)
             if not byte:
                 break

@@ -215,12 +215,14 @@ def run_deploy(cluster: Cluster, options: DeployOptions, title: str = "deploy",
 
 def _stopped(outcome: DeployOutcome, cluster: Cluster, overrides: ConnectionOverrides, options: DeployOptions,
              stop: Stop, tracker: PlaybookTracker, run: Playbook) -> None:
-    """A stopped run, still under its site lock: its module processes awaited, then stopped."""
+    """A stopped run, still under its site lock: its module processes awaited, then stopped. A pass
+    that changes nothing (the read pass, --check, drift's) has nothing to finish: not awaited."""
     outcome.interrupted, outcome.exit_code = True, ExitCode.CANNOT_RUN
     outcome.stop_reason = stop.reason
     outcome.stopped_reading = options.check or run.playbook == READ_PLAYBOOK
     hosts = hosts_in_scope(cluster, options.limit, set(tracker.hosts))
-    outcome.leftovers = stop_leftovers(cluster, overrides, hosts, options.stop_wait, lambda: stop.insisted,
+    wait = 0.0 if outcome.stopped_reading else options.stop_wait
+    outcome.leftovers = stop_leftovers(cluster, overrides, hosts, wait, lambda: stop.insisted,
                                        lambda text: print(f"racfg: {text}", file=sys.stderr, flush=True))
 
 

@@ -12,8 +12,9 @@ stops what remains (SIGTERM, then SIGKILL), and says what it waited for and what
 How they are found: every play racfg runs sets ``RACFG_RUN=<this process's id>`` in its tasks'
 environment (the plays' ``environment: "{{ racfg_run_env | default({}) }}"``, filled by
 ``Playbook``), which each module process has, and every process it starts inherits; no other run
-has it. The look matches it in a process's environment, and in its command line: Ansible starts a
-module as ``/bin/sh -c 'RACFG_RUN=... python3'``, so the shell carries it before python3 runs.
+has it. The look (racfg.playbook.marked, the same code here and on a host) matches it in a
+process's environment, and in its command line: Ansible starts a module as
+``/bin/sh -c 'RACFG_RUN=... python3'``, so the shell carries it before python3 runs.
 """
 
 from __future__ import annotations
@@ -21,17 +22,18 @@ from __future__ import annotations
 import fnmatch
 import re
 import shlex
-import subprocess
 import time
 import uuid
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from racfg.connection import ConnectionOverrides
 from racfg.errors import CannotRunError
 from racfg.inventory import Cluster
+from racfg.playbook.marked import look as look_here
 
 if TYPE_CHECKING:
     from racfg.hostssh import HostSession
@@ -43,26 +45,6 @@ WAIT_S = 60.0  # how long a stopped run waits for its module processes by defaul
 TERM_GRACE_S = 5.0  # after SIGTERM, how long before SIGKILL
 POLL_S = 0.5
 THIS_CONTROLLER = "this controller"
-
-# $1 the run id, $2 what to do to each process found: list, term or kill. One line per process:
-# "PID<TAB>its command line". Builtins only while it looks: the marker is built here from $1, so no
-# process of this script has it in its own command line.
-LOOK = r"""
-m="RACFG_RUN=$1"
-for dir in /proc/[0-9]*; do
-  p=${dir#/proc/}
-  [ "$p" = "$$" ] && continue
-  hit=0
-  while IFS= read -r -d '' e; do [ "$e" = "$m" ] && { hit=1; break; }; done 2>/dev/null < "$dir/environ"
-  if [ "$hit" = 0 ]; then
-    while IFS= read -r -d '' e; do case $e in *"$m"*) hit=1; break;; esac; done 2>/dev/null < "$dir/cmdline"
-  fi
-  [ "$hit" = 1 ] || continue
-  case $2 in term) kill -TERM "$p" 2>/dev/null;; kill) kill -KILL "$p" 2>/dev/null;; esac
-  printf '%s\t%s\n' "$p" "$(tr '\0' ' ' 2>/dev/null < "$dir/cmdline" | tr -c '[:print:]' '?' | head -c 160)"
-done
-"""
-
 
 def run_env() -> dict[str, Any]:
     """The extra variable that marks this run's module processes (see the module's docstring)."""
@@ -104,9 +86,11 @@ class Leftovers:
             return f"{self.host}: no module process of this run was running"
         parts = []
         if self.ended:
-            parts.append(f"ended by itself while awaited ({self.waited_s:.0f} s): {self._named(self.ended)}")
+            awaited = f" while awaited ({self.waited_s:.0f} s)" if self.waited_s >= 0.5 else ""
+            parts.append(f"ended by itself{awaited}: {self._named(self.ended)}")
         if self.stopped:
-            parts.append(f"stopped (SIGTERM) after {self.waited_s:.0f} s: {self._named(self.stopped)}")
+            after = f" after {self.waited_s:.0f} s" if self.waited_s >= 0.5 else ""
+            parts.append(f"stopped (SIGTERM){after}: {self._named(self.stopped)}")
         if self.killed:
             parts.append(f"killed (SIGKILL): {self._named(self.killed)}")
         if self.left:
@@ -126,8 +110,11 @@ def settle(host: str, look: Look, wait_s: float, insisted: Callable[[], bool],
     out = Leftovers(host, found=look("list"))
     if not out.found:
         return out
-    say(f"{host}: waiting up to {wait_s:g} s for {len(out.found)} module process(es) of this run to end "
-        f"(Ctrl-C again: stop them now): {out._named(sorted(out.found))}")
+    if wait_s > 0:
+        say(f"{host}: waiting up to {wait_s:g} s for {len(out.found)} module process(es) of this run to end "
+            f"(Ctrl-C again: stop them now): {out._named(sorted(out.found))}")
+    else:
+        say(f"{host}: stopping {len(out.found)} module process(es) of this run: {out._named(sorted(out.found))}")
     start = time.monotonic()
     running = dict(out.found)
     while running and time.monotonic() - start < wait_s and not insisted():
@@ -135,10 +122,10 @@ def settle(host: str, look: Look, wait_s: float, insisted: Callable[[], bool],
         running = look("list")
         out.found.update({p: c for p, c in running.items() if p not in out.found})
     out.waited_s = time.monotonic() - start
-    out.ended = sorted(set(out.found) - set(running))
-    if not running:
+    termed = look("term") if running else {}
+    out.ended = sorted(set(out.found) - set(termed))  # what was no longer there to stop
+    if not termed:
         return out
-    termed = look("term")
     deadline = time.monotonic() + TERM_GRACE_S
     remaining = look("list")
     while remaining and time.monotonic() < deadline:
@@ -157,15 +144,18 @@ def settle(host: str, look: Look, wait_s: float, insisted: Callable[[], bool],
 
 
 def _local_look(mode: str) -> dict[int, str]:
-    done = subprocess.run(["bash", "-c", LOOK, "racfg-look", RUN_ID, mode], capture_output=True, text=True,
-                          timeout=60, check=False)
-    return parse_look(done.stdout)
+    return look_here(RUN_ID, mode)
 
 
 def _on_host(session: HostSession) -> Look:
+    source = Path(__file__).with_name("marked.py").read_text()  # the same look, sent whole
+
     def look(mode: str) -> dict[int, str]:
-        command = "bash -c " + shlex.join([LOOK, "racfg-look", RUN_ID, mode])
-        return parse_look(session.run(command, timeout=60).stdout)
+        command = "python3 -c " + shlex.join([source, RUN_ID, mode])
+        done = session.run(command, timeout=60)
+        if done.rc != 0:
+            raise CannotRunError(f"{session.name}: the look for this run's processes failed: {done.failure(OSError())}")
+        return parse_look(done.stdout)
     return look
 
 

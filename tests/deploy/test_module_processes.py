@@ -1,6 +1,6 @@
 """A stopped run's module processes, found by its marker and awaited, then stopped: the look
-(racfg.playbook.module_processes.LOOK) runs here with real bash on real processes, as it runs on
-a host over SSH; what deploy reports of a stop. On the lab's hosts: test_site_lock_lab.py.
+(racfg.playbook.marked) runs here on real processes, in this process and as the script sent to a
+host over SSH; what deploy reports of a stop. On the lab's hosts: test_site_lock_lab.py.
 """
 
 from __future__ import annotations
@@ -15,7 +15,16 @@ from pathlib import Path
 import pytest
 
 from racfg.inventory import load_cluster
-from racfg.playbook.module_processes import MARKER, RUN_ID, Leftovers, _local_look, hosts_in_scope, run_env, settle
+from racfg.playbook.module_processes import (
+    MARKER,
+    RUN_ID,
+    Leftovers,
+    _local_look,
+    hosts_in_scope,
+    parse_look,
+    run_env,
+    settle,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -52,7 +61,22 @@ def test_the_look_finds_the_run_by_environment_and_command_line_and_nothing_else
     found = _local_look("list")
     assert child.pid in found and line.pid in found and other.pid not in found
     assert any(command.startswith("sleep 300") for command in found.values())  # the inherited child
+    # the same file, sent whole to a host as `python3 -c SOURCE RUN_ID MODE`, finds the same
+    source = (REPO / "racfg" / "playbook" / "marked.py").read_text()
+    remote = subprocess.run(["python3", "-c", source, RUN_ID, "list"], capture_output=True, text=True, check=True)
+    assert parse_look(remote.stdout) == found
     assert run_env() == {"racfg_run_env": {MARKER: RUN_ID}}
+
+
+def test_the_look_leaves_other_pid_namespaces_to_their_own_look(started):
+    """A container on the machine (the lab's hosts are containers on the controller) is looked at
+    from inside, over SSH, as any host: the controller's look does not reach into it."""
+    if os.geteuid() != 0:
+        pytest.skip("a PID namespace needs root")
+    inside = marked(started, "unshare --pid --fork --mount-proc bash -c 'echo ready; exec sleep 300'")
+    found = _local_look("list")
+    assert inside.pid in found  # unshare itself runs here, in this namespace
+    assert not any(command.startswith("sleep 300") for command in found.values())  # its child does not
 
 
 def test_a_process_that_ends_while_awaited_is_reported_as_ended_not_stopped(started):
@@ -73,13 +97,13 @@ def test_a_process_that_ends_while_awaited_is_reported_as_ended_not_stopped(star
 
 def test_past_the_wait_what_remains_is_stopped_and_what_ignores_sigterm_is_killed(started):
     polite = marked(started, "echo ready; exec sleep 300")
-    stubborn = marked(started, "trap '' TERM; echo ready; while :; do sleep 0.1; done")
+    stubborn = marked(started, "trap '' TERM; echo ready; read x")
     left = settle("here", _local_look, 0, lambda: False, lambda _text: None)
     assert polite.wait(timeout=30) == -signal.SIGTERM and stubborn.wait(timeout=30) == -signal.SIGKILL
     assert polite.pid in left.stopped and stubborn.pid in left.killed and left.left == [] and not left.ended
     assert _local_look("list") == {}
     text = left.describe()
-    assert f"stopped (SIGTERM) after 0 s: pid {polite.pid} (sleep 300" in text and "killed (SIGKILL): " in text
+    assert f"stopped (SIGTERM): pid {polite.pid} (sleep 300" in text and "killed (SIGKILL): " in text
 
 
 def test_a_second_ctrl_c_stops_waiting(started):

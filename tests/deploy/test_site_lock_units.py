@@ -280,9 +280,9 @@ def test_show_names_each_planted_or_torn_holder_file_and_follows_no_link(lockdir
 # --- a lost lock stops the run ----------------------------------------------------------------
 
 def test_a_lost_lock_requests_every_registered_stop_and_says_why():
-    from racfg.locking import SiteLock, Stop
+    from racfg.locking import LockLostError, SiteLock, Stop
 
-    lock, stop = SiteLock("lab", "deploy", shared=False, host="dgx01"), Stop()
+    lock, stop = SiteLock("lab", "deploy", shared=False, host="dgx01", reports_loss=True), Stop()
     with lock.stopping(stop):
         lock.lose("the holding shell on dgx01 was killed")
         lock.lose("a second report changes nothing")
@@ -294,6 +294,12 @@ def test_a_lost_lock_requests_every_registered_stop_and_says_why():
     late = Stop()
     with lock.stopping(late):  # a Stop registered after the loss is requested at once
         assert late.is_set()
+    # drift's check-mode deploy inside drift (the lock is drift's, which does not report a loss in an
+    # outcome of its own): once its play has stopped, the loss ends drift too
+    drift, inner = SiteLock("lab", "drift", shared=True, host="dgx01"), Stop()
+    with pytest.raises(LockLostError, match="lost during this drift"), drift.stopping(inner):
+        drift.lose("the holding shell on dgx01 was killed")
+        assert inner.is_set()
 
 
 def test_a_lost_lock_interrupts_a_run_that_registered_no_stop_as_ctrl_c_does():
@@ -320,3 +326,55 @@ def test_a_second_signal_insists():
     assert (stop.is_set(), stop.insisted) == (True, False)
     stop.request("Ctrl-C")
     assert stop.insisted and stop.reason == "Ctrl-C"
+
+
+def test_each_heartbeat_is_answered_so_the_controller_knows_the_lock_host_hears_it(lockdir: Path, stem: str):
+    shell = acquire(lockdir, stem, "-x", INFO)
+    assert shell.stdin is not None and shell.stdout is not None
+    for _ in range(2):
+        shell.stdin.write("\n")
+        shell.stdin.flush()
+        assert shell.stdout.readline() == "beat\n"
+    release(shell)
+
+
+class _Channel:
+    """What _Watch reads of a paramiko channel, with the holding shell's output given here."""
+
+    def __init__(self, said: bytes = b"", status: int | None = None) -> None:
+        self.said, self.status, self.closed = said, status, False
+
+    def recv_ready(self) -> bool:
+        return bool(self.said)
+
+    def recv(self, size: int) -> bytes:
+        out, self.said = self.said[:size], self.said[size:]
+        return out
+
+    def exit_status_ready(self) -> bool:
+        return self.status is not None
+
+    @property
+    def exit_status(self) -> int:
+        return -1 if self.status is None else self.status
+
+    def get_transport(self) -> object:
+        return type("Transport", (), {"is_active": lambda self: True})()
+
+
+def test_the_watch_tells_why_the_lock_is_gone():
+    """The holding shell's own words when it let go; a kill; and a lock host that stopped answering
+    heartbeats, counted lost before the lock host's lease could have ended it."""
+    from racfg.remote_lock import ANSWER_S, LEASE_S, _Watch
+
+    assert ANSWER_S < LEASE_S
+    watch = _Watch(_Channel(b"beat\n"), "dgx01")
+    assert watch.why_gone() is None
+    watch.answered -= ANSWER_S + 1  # as if the last answer came that long ago
+    assert watch.why_gone() == f"no answer from dgx01 for {ANSWER_S + 1:.0f} s (it ends a holder it has not heard " \
+                               f"from for {LEASE_S} s)"
+    ended = _Watch(_Channel(b"beat\nended: no heartbeat from the controller for 45 s (the lease ran out)\n", 0), "h")
+    assert ended.why_gone() == "the holding shell on h ended: no heartbeat from the controller for 45 s (the lease " \
+                               "ran out)"
+    killed = _Watch(_Channel(status=-1), "h").why_gone()
+    assert killed == "the holding shell on h was killed (racfg lock break --force, or someone on h)"

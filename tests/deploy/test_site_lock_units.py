@@ -17,8 +17,10 @@ from pathlib import Path
 
 import pytest
 
+from racfg.connection import NO_OVERRIDES
 from racfg.errors import ExitCode
 from racfg.lock_scripts import ACQUIRE, BREAK, BUSY, SHELL_NAME, SHOW, UNSAFE
+from racfg.locking import Stop
 from racfg.remote_lock import STALE_S, Holder, holder_info, parse_holders, refusal
 
 INFO = {"command": "deploy", "mode": "exclusive", "controller": "ctl-b", "user": "ops", "pid": 4242,
@@ -378,3 +380,40 @@ def test_the_watch_tells_why_the_lock_is_gone():
                                "ran out)"
     killed = _Watch(_Channel(status=-1), "h").why_gone()
     assert killed == "the holding shell on h was killed (racfg lock break --force, or someone on h)"
+
+
+def test_a_run_that_held_the_lock_ends_with_the_losses_error_whatever_it_was_doing(monkeypatch, tmp_path: Path):
+    """site_change_lock: the SSH part (held_on_site, lab-tested) stands in here for the lock host, so
+    that the loss comes when the test says: the interrupt it causes becomes the loss's exit-3 error,
+    and a run that finished its block regardless still ends with it; deploy (reports_loss) does not."""
+    import threading
+    from contextlib import contextmanager
+
+    import racfg.remote_lock
+    from racfg.inventory import load_cluster
+    from racfg.locking import LockLostError, site_change_lock
+
+    losses: list = []
+
+    @contextmanager
+    def held(cluster, overrides, what, *, shared, state_dir, on_lost):
+        losses.append(on_lost)
+        yield "dgx01"
+
+    monkeypatch.setattr(racfg.remote_lock, "held_on_site", held)
+    monkeypatch.setenv("RACFG_STATE_DIR", str(tmp_path))
+    cluster = load_cluster(Path(__file__).resolve().parents[2] / "inventory" / "lab.yaml")
+    smoke = site_change_lock(cluster, NO_OVERRIDES, holder="smoke")
+    with pytest.raises(LockLostError, match=r"lost during this smoke \(shell killed\), so it stopped"), smoke:
+        threading.Thread(target=losses[-1], args=("shell killed",)).start()
+        threading.Event().wait(60)  # interrupted by the loss's SIGINT
+    drift = site_change_lock(cluster, NO_OVERRIDES, shared=True, holder="drift")
+    with pytest.raises(LockLostError, match="lost during this drift"), drift as lock:
+        lock.stops.append(Stop())  # a run that stops by itself: no SIGINT
+        losses[-1]("session dropped")
+        lock.stops.clear()
+    with site_change_lock(cluster, NO_OVERRIDES, holder="deploy", reports_loss=True) as lock:
+        lock.stops.append(Stop())
+        losses[-1]("session dropped")
+        lock.stops.clear()
+    assert lock.lost == "session dropped"  # deploy's outcome says it: no error here

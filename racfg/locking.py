@@ -140,7 +140,7 @@ class SiteLock:
     def error(self) -> LockLostError:
         changed = ("it changes nothing (it reads), so nothing was changed; its findings are not reported: another "
                    "run may have changed the site while it read") if self.shared else \
-            "what it did before it stopped is above"
+            "another run may start beside it, so it did not go on"
         return LockLostError(f"the site lock of {self.site} was lost during this {self.holder} ({self.lost}), "
                              f"so it stopped: {changed}",
                              hint="another run may now hold the lock: `racfg lock show INVENTORY`; run again once "

@@ -6,8 +6,8 @@ Each racfg here runs as a user runs it: the CLI in a subprocess, from its own wo
 (so its own ``.racfg/``). Order: a deploy refused beside a deploy; a held lock that goes stale
 and is broken; two drifts that share it; a deploy stopped by Ctrl-C, then one whose lock is lost
 (its holding shell killed on the lock host), each while a module runs on a host for as long as it
-is let (a planted ``ofed_info`` that never ends, which the common role's probe runs): when the lock
-is free again, no process of that run is left on any host; planted holder files, named.
+is let (a planted ``ip`` that never ends, which the common role's probe runs): when the lock is
+free again, no process of that run is left on any host; planted holder files, named.
 """
 
 from __future__ import annotations
@@ -170,13 +170,14 @@ def test_drifts_share_the_lock_and_a_deploy_beside_them_is_refused(locklab: LabH
 # --- a stopped deploy: its module processes on the hosts end before the lock is free -----------
 
 SLOW_PIDS = "/run/racfg-test-slow.pids"
-# The common role's probe runs `ofed_info -s` (racfg_probe's host facts, read by a full deploy's read
-# pass and by drift's; the lab has no MLNX_OFED, so nothing else has this name). Run by a module of a
-# racfg run (RACFG_RUN set), this one writes its parent's pid (the probe's module process) and its
-# own, then never ends: the module runs until it is stopped. Run by anything else (validate's probes,
-# beside drift's), it is not there.
-SLOW_OFED_INFO = f"""#!/bin/sh
-[ -n "$RACFG_RUN" ] || {{ echo "ofed_info: not found" >&2; exit 127; }}
+SLOW_TOOL = "/usr/local/sbin/ip"
+# The common role's probe runs `ip -j addr show` first thing, in every pass that runs it (a deploy's
+# read pass, its apply pass, drift's read); /usr/local/sbin comes first in the PATH sshd gives it. Run
+# by a module of a racfg run (RACFG_RUN set), this `ip` writes its parent's pid (the probe's module
+# process) and its own, then never ends: the module runs until it is stopped. Run by anything else
+# (the tests' own commands, validate's probes beside drift's), it is the real one.
+SLOW_IP = f"""#!/bin/sh
+[ -n "$RACFG_RUN" ] || PATH=/usr/sbin:/usr/bin:/sbin:/bin exec ip "$@"
 echo "$PPID $$" > {SLOW_PIDS}
 exec sleep 86400
 """
@@ -184,12 +185,12 @@ exec sleep 86400
 
 @pytest.fixture
 def slow_module(locklab: LabHandle) -> Iterator[None]:
-    plant = f"cat > /usr/local/bin/ofed_info <<'EOF'\n{SLOW_OFED_INFO}EOF\nchmod 755 /usr/local/bin/ofed_info"
+    plant = f"cat > {SLOW_TOOL} <<'EOF'\n{SLOW_IP}EOF\nchmod 755 {SLOW_TOOL}"
     locklab.ssh(LOCK_HOST, f"rm -f {SLOW_PIDS}; {plant}")
     try:
         yield
     finally:
-        locklab.ssh(LOCK_HOST, f"rm -f /usr/local/bin/ofed_info; [ -f {SLOW_PIDS} ] && kill -KILL $(cat {SLOW_PIDS}) "
+        locklab.ssh(LOCK_HOST, f"rm -f {SLOW_TOOL}; [ -f {SLOW_PIDS} ] && kill -KILL $(cat {SLOW_PIDS}) "
                                f"2>/dev/null; rm -f {SLOW_PIDS}; true")
         live = holding_shells(locklab)  # a failed test's killed shell leaves its holder file: not the next one's
         locklab.ssh(LOCK_HOST, "for f in " + HOLDERS + "; do case $f in " + "".join(f"*.{p}.json) ;; " for p in live)
@@ -203,7 +204,7 @@ def module_started(lab: LabHandle, deploy: subprocess.Popen[str]) -> tuple[int, 
     def started() -> bool:
         found[:] = lab.ssh(LOCK_HOST, f"cat {SLOW_PIDS} 2>/dev/null; true").stdout.split()
         return deploy.poll() is not None or len(found) == 2
-    wait_for("the probe to run the slow ofed_info", started, timeout=240)
+    wait_for("the probe to run the slow ip", started, timeout=240)
     assert deploy.poll() is None, deploy.communicate()
     return int(found[0]), int(found[1])
 
@@ -236,8 +237,12 @@ def assert_stopped(lab: LabHandle, document: dict, module: int, tool: int, befor
 
 def test_ctrl_c_ends_the_runs_module_processes_on_the_hosts_before_the_lock_is_free(
         locklab: LabHandle, tmp_path: Path, slow_module: None):
+    """Ctrl-C while a pass that changes the host runs (the common role, one pass): the module is
+    awaited for --stop-wait, then stopped, and only then is the lock free; the recap says what was
+    in flight."""
     before = run_ids(locklab)
-    deploy = start(tmp_path / "s", "deploy", str(INVENTORY), "--yes", "--format", "json")
+    deploy = start(tmp_path / "s", "deploy", str(INVENTORY), "--yes", "--format", "json", "--tags", "common",
+                   "--limit", LOCK_HOST, RACFG_STOP_WAIT="2")
     try:
         module, tool = module_started(locklab, deploy)
         deploy.send_signal(signal.SIGINT)
@@ -246,9 +251,13 @@ def test_ctrl_c_ends_the_runs_module_processes_on_the_hosts_before_the_lock_is_f
         stop(deploy)
     assert deploy.returncode == 3, out[-2000:] + err[-3000:]
     document = json.loads(out)
-    assert (document["interrupted"], document["stop_reason"], document["stopped_reading"]) == (True, "Ctrl-C", True)
-    # stopped in the read pass, which changes nothing: stopped at once, not awaited
-    assert re.search(rf"racfg: {LOCK_HOST}: stopping \d+ module process\(es\) of this run: .*pid {module} \(", err), err
+    assert (document["interrupted"], document["stop_reason"], document["stopped_reading"]) == (True, "Ctrl-C", False)
+    assert re.search(rf"racfg: {LOCK_HOST}: waiting up to 2 s for \d+ module process\(es\) of this run to end "
+                     rf"\(Ctrl-C again: stop them now\): .*pid {module} \(", err), err
+    [host] = document["hosts"]
+    assert host["host"] == LOCK_HOST and host["in_flight"].startswith("common : "), host
+    [there] = [m for m in document["module_processes"] if m["host"] == LOCK_HOST]
+    assert not {module, tool} & set(there["ended"]), there  # they never end by themselves: stopped, not awaited out
     assert "lock free" in racfg(tmp_path, "lock", "show", str(INVENTORY)).stdout
     assert_stopped(locklab, document, module, tool, before)
     assert locklab.ssh(LOCK_HOST, f"stat -c '%u %a %F' {LOCK_DIR}").stdout.strip() == "0 700 directory"
@@ -270,6 +279,8 @@ def test_a_lost_lock_stops_the_deploy_with_exit_3_and_ends_its_module_processes(
     assert document["lock_lost"].startswith(why), document["lock_lost"]
     assert document["stop_reason"] == f"the site lock was lost: {document['lock_lost']}"
     assert f"racfg: the site lock of locklab was lost ({why}" in err
+    # stopped in the read pass, which changes nothing: its modules stopped at once, not awaited
+    assert re.search(rf"racfg: {LOCK_HOST}: stopping \d+ module process\(es\) of this run: .*pid {module} \(", err)
     assert_stopped(locklab, document, module, tool, before)
     # SIGKILL left the holder file behind: shown stale, and broken
     shown = racfg(tmp_path, "lock", "show", str(INVENTORY)).stdout

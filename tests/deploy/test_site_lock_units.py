@@ -320,6 +320,16 @@ def test_a_lost_lock_interrupts_a_run_that_registered_no_stop_as_ctrl_c_does():
     assert "it changes nothing (it reads), so nothing was changed" in message
 
 
+def test_sigterm_stops_a_run_as_ctrl_c_does_and_says_which():
+    import signal
+
+    from racfg.locking import stop_on_signals
+
+    with stop_on_signals() as stop:
+        os.kill(os.getpid(), signal.SIGTERM)
+        assert stop.wait(10) and stop.reason == "SIGTERM"
+
+
 def test_a_second_signal_insists():
     from racfg.locking import Stop
 

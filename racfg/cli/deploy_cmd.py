@@ -19,6 +19,7 @@ from racfg.deploy.command import DeployOptions, DeployOutcome, run_deploy
 from racfg.deploy.view import print_recap
 from racfg.errors import EXIT_CODES_HELP, ExitCode, UsageError
 from racfg.inventory import Cluster
+from racfg.playbook.module_processes import WAIT_S
 from racfg.policy import evaluate
 
 
@@ -68,7 +69,7 @@ def report(outcome: DeployOutcome, fmt: RecapFormat, show_diff: bool) -> None:
     for host, problem in problems:
         say(f"  {host}: {problem}", "red")
     if outcome.interrupted:
-        verdict = "INTERRUPTED"
+        verdict = f"STOPPED ({outcome.stop_reason})" if outcome.stop_reason else "INTERRUPTED"
     elif outcome.exit_code == ExitCode.OK:
         verdict = "no changes" if totals["changed"] == 0 else f"{totals['changed']} change(s)"
     else:
@@ -76,8 +77,13 @@ def report(outcome: DeployOutcome, fmt: RecapFormat, show_diff: bool) -> None:
     skips = sum(len(h.get("skips", [])) for h in outcome.hosts)
     if skips and outcome.exit_code == ExitCode.OK:
         verdict += f", {skips} skipped with reason (the inventory allows it; listed above)"
+    for line in stop_lines(outcome):
+        say(line, "yellow")
     say(f"deploy: {verdict}: ok={totals['ok']} changed={totals['changed']} failed={totals['failed']} "
         f"unreachable={totals['unreachable']}", "green" if outcome.exit_code == ExitCode.OK else "red")
+    if outcome.lock_lost:
+        say(f"deploy: the site lock was lost ({outcome.lock_lost}): the run stopped there, as on Ctrl-C; "
+            "another run may have started beside it (`racfg lock show`)", "red")
     if outcome.baseline:
         say(f"baseline recorded in {outcome.baseline}")
     elif outcome.baseline_error:
@@ -85,13 +91,33 @@ def report(outcome: DeployOutcome, fmt: RecapFormat, show_diff: bool) -> None:
     say(f"run record: {outcome.record.path}")
 
 
+def stop_lines(outcome: DeployOutcome) -> list[str]:
+    """What a stopped run applied and did not, host by host, and what became of its module processes."""
+    if not outcome.interrupted:
+        return []
+    if outcome.stopped_reading:
+        lines = ["stopped while reading the hosts (that pass changes nothing): nothing was applied"]
+    else:
+        lines = ["stopped: what each host applied before the stop, and what was in flight then:"]
+        for h in outcome.hosts:
+            done = f"{len(h['changes'])} change(s): {'; '.join(h['changes'])}" if h["changes"] else "no change"
+            lines.append(f"  {h['host']}: applied {done}")
+            if h.get("in_flight"):
+                lines.append(f"  {h['host']}: in flight, may be partly applied: {h['in_flight']}")
+        lines.append("  not applied: every task after these; `racfg deploy` again converges the rest")
+    lines += [f"  {left.describe()}" for left in outcome.leftovers]
+    if not outcome.leftovers:
+        lines.append("  no module process of this run was left running on any host")
+    return lines
+
+
 def deploy_options(limit: str | None, tags: str | None, skip_tags: str | None, check: bool, diff: bool,
-                   forks: int, verbose: bool, allow_reboot: bool) -> DeployOptions:
+                   forks: int, verbose: bool, allow_reboot: bool, stop_wait: float = WAIT_S) -> DeployOptions:
     return DeployOptions(limit=limit, tags=tags, skip_tags=skip_tags, check=check, diff=diff, forks=forks,
-                         verbose=verbose, allow_reboot=allow_reboot)
+                         verbose=verbose, allow_reboot=allow_reboot, stop_wait=stop_wait)
 
 
-@app.command(epilog=EXIT_CODES_HELP + " Interrupted (Ctrl-C): 3, the run record is kept.")
+@app.command(epilog=EXIT_CODES_HELP + " Stopped (Ctrl-C, SIGTERM, the site lock lost): 3, the run record is kept.")
 def deploy(
     inventory: Path = INVENTORY_ARG,
     limit: str | None = typer.Option(None, "--limit", "-l", envvar="RACFG_LIMIT",
@@ -110,6 +136,10 @@ def deploy(
     force: bool = typer.Option(False, "--force", envvar="RACFG_FORCE", help="Deploy despite policy errors."),
     allow_reboot: bool = typer.Option(False, "--allow-reboot", envvar="RACFG_ALLOW_REBOOT",
                                       help="Let roles reboot or restart drivers when an install needs it."),
+    stop_wait: float = typer.Option(WAIT_S, "--stop-wait", min=0, envvar="RACFG_STOP_WAIT",
+                                    help="A stopped run (Ctrl-C, SIGTERM, the site lock lost) waits this many seconds "
+                                    "for its module processes on the hosts to end, then stops them, before it "
+                                    "releases the site lock. A second Ctrl-C stops them at once."),
 ) -> None:
     """Configure the inventory's hosts and switches into the reference architecture.
 
@@ -117,13 +147,17 @@ def deploy(
     playbooks/site.yml through ansible-runner with a live view. A second run changes nothing.
     Every run leaves `.racfg/runs/TIME-deploy/` (full log, events, rendered inventory,
     results.json); a successful full run records the baseline for `racfg drift`.
+
+    Ctrl-C, SIGTERM or a lost site lock stop the run: no task starts after it, the run's module
+    processes still running on the hosts are awaited (--stop-wait), then stopped, and only then is
+    the site lock released; the recap says what was applied, what was in flight, and what was stopped.
     """
     opts.tags("deploy", "--tags", tags)
     opts.tags("deploy", "--skip-tags", skip_tags)
     cluster = opts.inventory("deploy", inventory)
     opts.limit("deploy", "--limit", limit, cluster)
     refuse_policy_errors(cluster, force)
-    options = deploy_options(limit, tags, skip_tags, check, diff, forks, verbose, allow_reboot)
+    options = deploy_options(limit, tags, skip_tags, check, diff, forks, verbose, allow_reboot, stop_wait)
     options.progress_to_stderr = fmt is RecapFormat.json
     overrides = overrides_for(cluster)
     announce_substitutions(overrides, to_stderr=fmt is RecapFormat.json)

@@ -18,6 +18,7 @@ from racfg.inventory import Cluster
 from racfg.inventory.model import Inventory
 from racfg.policy import RULES, BandwidthBudget, Finding, bandwidth_budget, evaluate
 from racfg.render import write_rendered
+from racfg.render.out_dir import MANIFEST
 from racfg.summary import bill_of_materials, cabling
 
 
@@ -207,6 +208,11 @@ def render(
     The output is deterministic (same inventory, same bytes, whether or not a lab of the site is
     up) and usable directly with ``ansible-playbook -i OUT/hosts.yml``. Refuses an inventory with
     policy errors unless --force.
+
+    OUT/.racfg-rendered.json lists what racfg wrote there: a file no longer rendered is removed only
+    if racfg wrote it and nobody changed it since; others are kept and named. An OUT that is a
+    symbolic link, or a link where racfg would write (host_vars/, a file), or a file there that racfg
+    did not write, is refused (exit 2): racfg never writes through a link.
     """
     cluster = opts.inventory("render", inventory)
     errors = [f for f in evaluate(cluster) if f.severity == "error"]
@@ -215,9 +221,17 @@ def render(
             typer.echo(f"ERROR   {finding_text(cluster, f)}", err=True)
         typer.echo(f"racfg: {len(errors)} policy error(s); not rendered (use --force to render anyway)", err=True)
         raise typer.Exit(int(ExitCode.FINDINGS))
+    if out.is_symlink():  # before writable_dir, which would write its probe through it
+        opts.refuse("render", "--out", out, "is a symbolic link: racfg does not write through links",
+                    hint="give the directory it points to, or another one")
     opts.writable_dir("render", "--out", out)
-    written = write_rendered(cluster, out)
-    say(f"rendered {cluster.name} into {out} ({len(written)} file(s) changed)")
+    done = write_rendered(cluster, out)
+    for rel in done.removed:
+        say(f"removed {rel}: no longer rendered (racfg wrote it, unchanged since)")
+    for line in [*done.replaced, *done.kept]:
+        say(line, "yellow")
+    say(f"rendered {cluster.name} into {out} ({len(done.written)} file(s) changed; what racfg wrote there: "
+        f"{out / MANIFEST})")
 
 
 @app.command()

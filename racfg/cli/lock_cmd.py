@@ -20,8 +20,11 @@ from racfg.inventory import load_cluster
 
 lock_app = typer.Typer(
     name="lock",
-    help=("The site lock: one deploy per site at a time (drift, `deploy --check` share it as readers), "
-          "held on the site's first host so every checkout and controller sees it."),
+    help=("The site lock: one deploy per site at a time (drift, `deploy --check` share it as readers; smoke "
+          "takes it whole), held on the site's lock host (site.lock_host, else its first host) in "
+          "/run/lock/racfg/, a directory only root may use, so every checkout and controller sees it. "
+          "A run whose lock is lost stops (exit 3); a stopped deploy ends its module processes on the "
+          "hosts before it lets the lock go."),
     no_args_is_help=True,
 )
 app.add_typer(lock_app, name="lock")
@@ -31,18 +34,25 @@ app.add_typer(lock_app, name="lock")
 def show(inventory: Path = INVENTORY_ARG) -> None:
     """Say who holds the site's lock (controller, user, pid, start, command), and which holders are stale.
 
-    Read-only. Exit codes: 0 shown (held or free); 2 invalid inventory; 3 the lock host cannot be reached.
+    A holder file that cannot be read (torn, not JSON) or that racfg did not write (a symbolic link,
+    another owner, a stray name) is shown as "unreadable holder file PATH: why". Read-only. Exit
+    codes: 0 shown (held or free); 2 invalid inventory; 3 the lock host cannot be reached, or its
+    lock directory is not root's alone (named).
     """
     from racfg.remote_lock import show as read_lock
 
     cluster = load_cluster(inventory)
-    host, holders = read_lock(cluster, overrides_for(cluster))
+    host, listed = read_lock(cluster, overrides_for(cluster))
+    holders = [h for h in listed if not h.planted]
     if not holders:
         typer.echo(f"site {cluster.name}: lock free (on {host})")
-        return
-    typer.echo(f"site {cluster.name}: lock on {host} held by:")
+    else:
+        typer.echo(f"site {cluster.name}: lock on {host} held by:")
     for holder in holders:
         typer.echo(f"  {holder.describe()}")
+    for file in listed:
+        if file.planted:
+            typer.echo(f"  {file.describe()}")
 
 
 @lock_app.command("break")
@@ -54,7 +64,8 @@ def break_lock(
     """End the stale holders of the site's lock on its lock host, saying what each one was.
 
     A holder is stale when its shell on the lock host is gone, its controller's heartbeat stopped,
-    or its racfg on this controller is dead. Exit codes: 0 nothing left holding the lock; 2 invalid
+    or its racfg on this controller is dead. A file racfg did not write is left, named: remove it by
+    hand once you know who put it there. Exit codes: 0 nothing left holding the lock; 2 invalid
     inventory; 3 the lock host cannot be reached, or live holders remain (without --force).
     """
     from racfg.remote_lock import break_holders
@@ -62,7 +73,9 @@ def break_lock(
 
     cluster = load_cluster(inventory)
     overrides = overrides_for(cluster)
-    host, holders = read_lock(cluster, overrides)
+    host, listed = read_lock(cluster, overrides)
+    planted = [h for h in listed if h.planted]
+    holders = [h for h in listed if not h.planted]
     doomed = [h for h in holders if force or h.stale_reason]
     live = [h for h in holders if h not in doomed]
     if not holders:
@@ -73,6 +86,8 @@ def break_lock(
             how = (f"ended its shell pid {holder.shell_pid} on {host}" if holder.shell_pid in ended
                    else f"removed its leftover holder file on {host}")
             typer.echo(f"broke: {holder.describe()}: {how}")
+    for file in planted:
+        typer.echo(f"left: {file.describe()}")
     if live:
         raise CannotRunError(f"site {cluster.name}: not broken, still live: "
                              + "; ".join(h.describe() for h in live),

@@ -4,7 +4,7 @@ applies only where something differs: racfg.deploy.passes), recap, record a base
 from __future__ import annotations
 
 import shutil
-import threading
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -15,14 +15,15 @@ from racfg.ansible_errors import AnsibleError
 from racfg.baseline.collect import record_baseline, write_host_facts
 from racfg.baseline.store import staging_dir
 from racfg.connection import NO_OVERRIDES, ConnectionOverrides
-from racfg.deploy.passes import read_then_apply, reads_first
+from racfg.deploy.passes import READ_PLAYBOOK, read_then_apply, reads_first
 from racfg.deploy.preflight import check_switch_host_keys, run_preflight
 from racfg.deploy.view import RunView
 from racfg.errors import ExitCode
 from racfg.inventory import Cluster
-from racfg.locking import site_change_lock, stop_on_signals
+from racfg.locking import Stop, site_change_lock, stop_on_signals
 from racfg.paths import state_dir
 from racfg.playbook import RUNNER_IDENT, Playbook, PlaybookTracker, Selection, count_tasks, remember_task_count
+from racfg.playbook.module_processes import WAIT_S, Leftovers, hosts_in_scope, stop_leftovers
 from racfg.render import connection_options, write_rendered
 from racfg.run_record import RunRecord
 from racfg.secret_vars import SWITCH_PASSWORDS_VAR, secret_extravars
@@ -52,6 +53,10 @@ class DeployOptions(Selection):
     # drift's config layer (playbooks/read.yml): the probes also return the files they would
     # write as diffs, and the hosts' verdicts land in DeployOutcome.would_change and not_read.
     config_read: bool = False
+    # A stopped run (Ctrl-C, SIGTERM, a lost site lock) waits this long for its module processes on
+    # the hosts to end before it stops them (racfg.playbook.module_processes), and only then lets
+    # the site lock go.
+    stop_wait: float = WAIT_S
 
 
 def records_baseline(options: DeployOptions) -> bool:
@@ -81,6 +86,13 @@ class DeployOutcome:
     # Ansible stopped before or outside a task (a parse error, a module it cannot resolve...): its
     # own errors (PlaybookTracker.stop_reason); the run could not run, whatever the counts say.
     ansible_errors: list[AnsibleError] = field(default_factory=list)
+    # A stopped run: why (Ctrl-C, SIGTERM, the site lock lost), whether the pass it stopped in
+    # changes nothing (the read pass, --check), and its module processes found running on the
+    # hosts and here then: what was awaited, what was stopped.
+    stop_reason: str | None = None
+    stopped_reading: bool = False
+    lock_lost: str | None = None
+    leftovers: list[Leftovers] = field(default_factory=list)
 
     @property
     def totals(self) -> dict[str, int]:
@@ -106,6 +118,10 @@ class DeployOutcome:
             "baseline_error": self.baseline_error,
             "could_not_run": self.could_not_run,
             "ansible_errors": [e.as_dict() for e in self.ansible_errors],
+            "stop_reason": self.stop_reason,
+            "stopped_reading": self.stopped_reading,
+            "lock_lost": self.lock_lost,
+            "module_processes": [left.as_dict() for left in self.leftovers],
         }
 
 
@@ -137,9 +153,9 @@ def run_deploy(cluster: Cluster, options: DeployOptions, title: str = "deploy",
     in_scope = switches_in_scope(cluster, options)
     run_preflight(cluster, in_scope, overrides)
     check_switch_host_keys(cluster, in_scope, overrides)
-    with site_change_lock(cluster, overrides, shared=options.check,
-                          holder=options.lock_holder or ("deploy --check" if options.check else "deploy")), \
-            stop_on_signals() as stop:
+    with site_change_lock(cluster, overrides, shared=options.check, reports_loss=True,
+                          holder=options.lock_holder or ("deploy --check" if options.check else "deploy")) as lock, \
+            stop_on_signals() as stop, lock.stopping(stop):
         record = RunRecord.create("deploy" if not options.check else "deploy-check")
         inventory_dir = options.rendered or record.path / "inventory"
         if options.rendered is None:
@@ -191,8 +207,25 @@ def run_deploy(cluster: Cluster, options: DeployOptions, title: str = "deploy",
                 outcome.interrupted, outcome.exit_code = True, ExitCode.CANNOT_RUN
         elif staging is not None:
             shutil.rmtree(staging, ignore_errors=True)
+        if stop.is_set():
+            _stopped(outcome, cluster, overrides, options, stop, tracker, run)
+        if lock.lost is not None:
+            outcome.lock_lost, outcome.exit_code = lock.lost, ExitCode.CANNOT_RUN
         record.write_json("results.json", outcome.as_dict())
         return outcome
+
+
+def _stopped(outcome: DeployOutcome, cluster: Cluster, overrides: ConnectionOverrides, options: DeployOptions,
+             stop: Stop, tracker: PlaybookTracker, run: Playbook) -> None:
+    """A stopped run, still under its site lock: its module processes awaited, then stopped. A pass
+    that changes nothing (the read pass, --check, drift's) has nothing to finish: not awaited."""
+    outcome.interrupted, outcome.exit_code = True, ExitCode.CANNOT_RUN
+    outcome.stop_reason = stop.reason
+    outcome.stopped_reading = options.check or run.playbook == READ_PLAYBOOK
+    hosts = hosts_in_scope(cluster, options.limit, set(tracker.hosts))
+    wait = 0.0 if outcome.stopped_reading else options.stop_wait
+    outcome.leftovers = stop_leftovers(cluster, overrides, hosts, wait, lambda: stop.insisted,
+                                       lambda text: print(f"racfg: {text}", file=sys.stderr, flush=True))
 
 
 def provider_extravars(overrides: ConnectionOverrides) -> dict[str, Any]:
@@ -216,7 +249,7 @@ def _switch_secrets(cluster: Cluster, names: list[str], overrides: ConnectionOve
         yield path
 
 
-def _run_pass(run: Playbook, title: str, options: DeployOptions, stop: threading.Event,
+def _run_pass(run: Playbook, title: str, options: DeployOptions, stop: Stop,
               ) -> tuple[PlaybookTracker, bool]:
     """Run the play, showing progress; a signal (Ctrl-C, SIGTERM) sets ``stop``, which cancels it.
     (its tracker, whether it was interrupted)"""

@@ -154,6 +154,19 @@ def with_topology(cluster: Cluster) -> Cluster:
     return cluster
 
 
+def with_lock_host(cluster: Cluster) -> Cluster:
+    """``site.lock_host`` names a host of the inventory (after its ranges are expanded), or is refused."""
+    named = cluster.inventory.site.lock_host
+    names = [h.name for h in cluster.hosts]
+    if named is not None and named not in names:
+        loc = ("site", "lock_host")
+        shown = ", ".join(names[:8]) + (f" ... ({len(names)} in all)" if len(names) > 8 else "")
+        raise InventoryError([Problem(cluster.display, cluster.line(loc), format_path(loc),
+                                      "no host of this inventory has this name", named,
+                                      f"name one of its hosts: {shown or 'it has none'}")])
+    return cluster
+
+
 def load_cluster(path: str | Path, display: str | None = None) -> Cluster:
     """Load, validate and expand one inventory file. Raises InventoryError (exit 2)."""
     path = Path(path)
@@ -173,7 +186,7 @@ def load_cluster(path: str | Path, display: str | None = None) -> Cluster:
         except TooLarge as exc:
             raise InventoryError([Problem(shown, line_of(root, exc.loc), format_path(exc.loc), str(exc), None,
                                           "a range names at most 100,000 hosts; a site far fewer")]) from None
-        return with_topology(cluster)
+        return with_topology(with_lock_host(cluster))
     finally:
         if enabled:
             gc.enable()

@@ -33,6 +33,7 @@ class HostProgress:
     unreachable: int = 0
     skipped: int = 0
     current: str = ""
+    running: str = ""  # the task started here whose result has not come (what a stop finds in flight)
     started: float | None = None
     finished: float | None = None
     problems: list[str] = field(default_factory=list)
@@ -61,6 +62,7 @@ class HostProgress:
             "problems": self.problems,
             "changes": self.changes,
             "skips": self.skips,
+            "in_flight": self.running or None,
         }
 
 
@@ -127,7 +129,7 @@ class PlaybookTracker:
             elif kind == "runner_on_start":
                 progress = self.host(data.get("host", "?"))
                 progress.started = progress.started or now
-                progress.current = self.task
+                progress.current = progress.running = self.task
             elif kind in ("runner_on_ok", "runner_on_failed", "runner_on_skipped", "runner_on_unreachable"):
                 self._result(kind, data, now)
             elif kind == "playbook_on_stats":
@@ -155,6 +157,7 @@ class PlaybookTracker:
         progress = self.host(name)
         progress.started = progress.started or now
         progress.finished = now
+        progress.running = ""
         res = data.get("res", {}) or {}
         task = f"{data.get('role')} : {data.get('task', '')}" if data.get("role") else data.get("task", "")
         if kind == "runner_on_ok":

@@ -23,6 +23,7 @@ import ansible_runner
 
 from racfg.paths import ansible_root, playbooks_dir, roles_dir
 from racfg.playbook.events import PlaybookTracker
+from racfg.playbook.module_processes import run_env
 from racfg.run_record import write_json_whole
 
 
@@ -106,14 +107,16 @@ class Playbook:
         return stop.is_set()
 
     def stop_leftover_workers(self) -> list[int]:
-        """Kill the Ansible worker processes a cancelled run left behind; their pids.
+        """Kill the Ansible worker processes a cancelled run left behind, and their ssh clients; their pids.
 
         Why: ansible-runner ends a cancelled play by killing ansible-playbook's process group, but
         each Ansible worker runs in a session of its own (os.setsid), so it outlives that; one that
-        then writes its result to the dead parent's queue waits for ever. They are found by this
-        run's ANSIBLE_LOCAL_TEMP (see envvars), which every worker inherits and no other run has.
-        Processes they started (ssh, a module on this machine) are left to end on their own, as a
-        module already running on a host does: an ssh control master may serve other runs.
+        then writes its result to the dead parent's queue waits for ever. Its ssh client would only
+        carry a module's result to it, and once both are gone nothing of the run starts another
+        module anywhere. They are found by this run's ANSIBLE_LOCAL_TEMP (see envvars), which every
+        worker and its ssh inherit and no other run has. An ssh control master (its title ends in
+        ``[mux]``) is left: it starts nothing by itself and may serve the next run. Modules already
+        running, on a host or here, are the run's to await or stop (racfg.playbook.module_processes).
         """
         marker = f"ANSIBLE_LOCAL_TEMP={self.envvars()['ANSIBLE_LOCAL_TEMP']}".encode()
         killed = []
@@ -121,7 +124,9 @@ class Playbook:
             if not entry.isdigit() or int(entry) == os.getpid():
                 continue
             try:
-                if b"ansible-playbook" not in Path(f"/proc/{entry}/cmdline").read_bytes():
+                argv = Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0")
+                ssh_client = os.path.basename(argv[0]) == b"ssh"
+                if not ssh_client and not any(b"ansible-playbook" in arg for arg in argv):
                     continue
                 if marker not in Path(f"/proc/{entry}/environ").read_bytes().split(b"\0"):
                     continue
@@ -156,7 +161,7 @@ class Playbook:
             skip_tags=self.selection.skip_tags,
             forks=self.selection.forks,
             cmdline=self.cmdline() or None,
-            extravars=self.extravars or None,
+            extravars={**run_env(), **self.extravars},
             envvars=self.envvars(),
             event_handler=event_handler,
             cancel_callback=cancelled,

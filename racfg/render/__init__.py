@@ -11,9 +11,10 @@ from racfg.render.ansible_inventory import group_vars, host_vars, inventory_tree
 from racfg.render.anta_catalog import anta_catalog_files
 from racfg.render.connection_options import connection_options
 from racfg.render.fabric_doc import fabric_markdown
+from racfg.render.out_dir import RENDERED_MARK, Written, write_tree
 from racfg.render.unsafe import add_representers, load_rendered, mark_unsafe
 
-HEADER = "# Rendered by racfg from {source}. Do not edit: change the inventory and render again.\n"
+HEADER = RENDERED_MARK + " from {source}. Do not edit: change the inventory and render again.\n"
 
 
 class _Dumper(yaml.SafeDumper):
@@ -51,25 +52,11 @@ def render_files(cluster: Cluster) -> dict[str, str]:
     return files
 
 
-def write_rendered(cluster: Cluster, out: Path) -> list[Path]:
-    """Write the rendered tree to ``out``; remove host_vars files of hosts no longer present.
-
-    Files are written only when their content changed, so a second render touches nothing.
-    """
-    files = render_files(cluster)
-    written: list[Path] = []
-    out.mkdir(parents=True, exist_ok=True)
-    for rel, text in sorted(files.items()):
-        path = out / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if not path.exists() or path.read_text(encoding="utf-8") != text:
-            path.write_text(text, encoding="utf-8")
-            written.append(path)
-    host_vars_dir = out / "host_vars"
-    for stale in sorted(host_vars_dir.glob("*.yml")):
-        if f"host_vars/{stale.name}" not in files:
-            stale.unlink()
-    return written
+def write_rendered(cluster: Cluster, out: Path) -> Written:
+    """Write the rendered tree to ``out``: only files that changed (a second render touches nothing),
+    never through a symbolic link, and removing only what racfg wrote there and nobody changed since
+    (racfg.render.out_dir). deploy, drift and validate render into their run records with it too."""
+    return write_tree(out, render_files(cluster))
 
 
-__all__ = ["connection_options", "load_rendered", "render_files", "write_rendered"]
+__all__ = ["Written", "connection_options", "load_rendered", "render_files", "write_rendered"]

@@ -25,6 +25,17 @@ def ev(kind: str, **data: object) -> dict[str, object]:
     return {"event": kind, "event_data": data}
 
 
+def test_a_task_started_on_a_host_is_in_flight_until_its_result_comes():
+    """What a stopped run reports as in flight (maybe partly applied): started, no result yet."""
+    t = PlaybookTracker()
+    t.handle(ev("playbook_on_task_start", task="Install MLNX_OFED", role="ofed"))
+    t.handle(ev("runner_on_start", host="dgx01"))
+    t.handle(ev("runner_on_start", host="dgx02"))
+    t.handle(ev("runner_on_ok", host="dgx02", task="Install MLNX_OFED", role="ofed", res={"changed": True}))
+    assert t.hosts["dgx01"].as_dict()["in_flight"] == "ofed : Install MLNX_OFED"
+    assert t.hosts["dgx02"].as_dict()["in_flight"] is None
+
+
 def test_tracker_counts_and_problems():
     lines: list[str] = []
     t = PlaybookTracker(total_tasks=3, on_line=lines.append)

@@ -125,3 +125,24 @@ def test_schema_is_json_schema():
 def test_help_documents_exit_codes():
     result = racfg("--help")
     assert result.returncode == 0 and "Exit codes: 0 all good" in result.stdout
+
+
+def test_lock_host_names_a_host_of_the_inventory_or_check_refuses_it(tmp_path: Path):
+    """site.lock_host: a host by its expanded name (dgx02 of dgx[01:02]) is the lock's host; a name
+    the inventory does not have is exit 2 at its line, with the hosts it could be."""
+    from racfg.inventory import load_cluster
+    from racfg.remote_lock import lock_host
+
+    site = base()
+    site["site"]["lock_host"] = "dgx02"
+    good = write(tmp_path, site)
+    assert racfg("check", good).returncode in (0, 1)
+    assert lock_host(load_cluster(good)).name == "dgx02"
+    del site["site"]["lock_host"]
+    assert lock_host(load_cluster(write(tmp_path, site))).name == "dgx01"  # the default: the first host
+    site["site"]["lock_host"] = "dgx09"
+    result = racfg("check", write(tmp_path, site))
+    assert result.returncode == 2, result.stdout + result.stderr
+    line = next(i for i, text in enumerate((tmp_path / "site.yaml").read_text().splitlines(), 1) if "lock_host" in text)
+    assert f"site.yaml:{line} site.lock_host: no host of this inventory has this name (found: dgx09)" in result.stderr
+    assert "(hint: name one of its hosts: dgx01, dgx02, st01" in result.stderr and "Traceback" not in result.stderr

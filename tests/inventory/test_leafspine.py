@@ -338,7 +338,7 @@ def test_examples_render_deterministically_and_ansible_reads_the_routing(tmp_pat
     assert render_files(cluster) == render_files(load_cluster(REPO / "inventory" / f"{name}.yaml"))
     out = tmp_path / "out"
     write_rendered(cluster, out)
-    assert write_rendered(cluster, out) == []
+    assert write_rendered(cluster, out).written == []
     listed = subprocess.run([str(Path(sys.executable).with_name("ansible-inventory")), "-i", str(out / "hosts.yml"),
                              "--list"], capture_output=True, text=True, check=True, cwd=tmp_path)
     hostvars = ansible_plain(json.loads(listed.stdout))["_meta"]["hostvars"]

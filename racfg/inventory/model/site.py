@@ -28,6 +28,12 @@ class Site(Strict):
         "Every SSH connection racfg makes (to hosts and switches, and deploy's OpenSSH) reads it instead of the "
         "user's ~/.ssh/known_hosts, besides /etc/ssh/ssh_known_hosts; a key it does not list is refused. "
         "Relative to the inventory file; `racfg hostkey accept` records new keys in it. Default: the user's.")
+    lock_host: str | None = Field(
+        None, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$",
+        description="The host that holds the site lock (deploy, drift and smoke take it there, in root's "
+                    "/run/lock/racfg/): the name of one host of this inventory. Default: the first host. "
+                    "Every controller of the site must use the same one.",
+    )
 
 
 class Fabric(Strict):

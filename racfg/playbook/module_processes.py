@@ -123,14 +123,18 @@ def settle(host: str, look: Look, wait_s: float, insisted: Callable[[], bool],
         out.found.update({p: c for p, c in running.items() if p not in out.found})
     out.waited_s = time.monotonic() - start
     termed = look("term") if running else {}
-    out.ended = sorted(set(out.found) - set(termed))  # what was no longer there to stop
-    if not termed:
-        return out
+    # A process between two program images (in execve) reads as none for that moment, so the look
+    # that sends TERM can miss it: each look of the grace sends TERM to whatever it finds not yet sent one.
     deadline = time.monotonic() + TERM_GRACE_S
     remaining = look("list")
     while remaining and time.monotonic() < deadline:
+        if set(remaining) - set(termed):
+            termed.update(look("term"))
         time.sleep(POLL_S / 5)
         remaining = look("list")
+    out.ended = sorted(set(out.found) - set(termed))  # what was no longer there to stop
+    if not termed:
+        return out
     killed = look("kill") if remaining else {}
     out.found.update({p: c for p, c in {**termed, **killed}.items() if p not in out.found})
     out.killed = sorted(killed)

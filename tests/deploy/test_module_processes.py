@@ -9,7 +9,8 @@ import contextlib
 import os
 import signal
 import subprocess
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -51,13 +52,24 @@ def marked(procs: list[subprocess.Popen[str]], command: str, *, env_marker: bool
                             env=env, start_new_session=True)
     procs.append(proc)
     assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
+    if command.endswith("exec sleep 300"):
+        until(lambda: Path(f"/proc/{proc.pid}/cmdline").read_bytes().startswith(b"sleep\x00300"))  # exec done
     return proc
+
+
+def until(done: Callable[[], object], limit_s: float = 20.0) -> None:
+    """Wait for ``done`` (a process's exec, its child's start), which the machine's load can delay."""
+    deadline = time.monotonic() + limit_s
+    while not done():
+        assert time.monotonic() < deadline, "not reached in time"
+        time.sleep(0.02)
 
 
 def test_the_look_finds_the_run_by_environment_and_command_line_and_nothing_else(started):
     child = marked(started, "sleep 300 & echo ready; wait")  # the marker is inherited by what it starts
     line = marked(started, f"exec bash -c ': {MARKER}={RUN_ID}; echo ready; read x'", env_marker=False)
     other = marked(started, f"echo ready; exec env {MARKER}=someone-else sleep 300", env_marker=False)
+    until(lambda: any(command.startswith("sleep 300") for command in _local_look("list").values()))
     found = _local_look("list")
     assert child.pid in found and line.pid in found and other.pid not in found
     assert any(command.startswith("sleep 300") for command in found.values())  # the inherited child

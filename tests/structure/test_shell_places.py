@@ -54,11 +54,15 @@ PLACES: dict[tuple[str, str, str], tuple[str, dict[str, str]]] = {
         "acceptance.smoke.nccl command, args and image, the host names, in sh -c", {}),
     ("racfg/smoke/nccl.py", "_per_node", "command_line(spec, [h.name], counts[h.name])"): (
         "acceptance.smoke.nccl command, args and image, the host name, in sh -c", {}),
-    ("racfg/remote_lock.py", "_run", "command"): (
-        "the site's name and the lock script's arguments, shlex.join'd after bash -c", {}),
-    ("racfg/remote_lock.py", "_acquire", "'bash -c ' + shlex.join([ACQUIRE, SHELL_NAME, _stem(site), '-s' if "
-                                         "shared else '-x', json.dumps(info), str(LEASE_S)])"): (
+    ("racfg/remote_lock.py", "_run", "_command(script, site, *args)"): (
+        "the lock directory, the site's name and the lock script's arguments, shlex.join'd after bash -c", {}),
+    ("racfg/remote_lock.py", "_acquire", "_command(ACQUIRE, site, '-s' if shared else '-x', json.dumps(info), "
+                                         "str(LEASE_S))"): (
         "the site's name and the holder's record, shlex.join'd after bash -c", {}),
+    # a nested function: the scan meets it inside its parent as well as on its own
+    **{("racfg/playbook/module_processes.py", function, "command"): (
+        "racfg's own process search (marked.py, sent whole) and this run's marker, shlex.join'd after python3 -c",
+        {}) for function in ("_on_host", "look")},
     ("racfg/validate/probe.py", "run_probe", "script(commands, pings)"): (
         "the probe script: the validators' COMMANDS (their values quoted: test below), section names and ping "
         "arguments shlex.quote'd, ping sizes integers", {}),

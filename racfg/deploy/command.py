@@ -25,6 +25,7 @@ from racfg.paths import state_dir
 from racfg.playbook import RUNNER_IDENT, Playbook, PlaybookTracker, Selection, count_tasks, remember_task_count
 from racfg.render import connection_options, write_rendered
 from racfg.run_record import RunRecord
+from racfg.secret_env import password_variables
 from racfg.secret_vars import SWITCH_PASSWORDS_VAR, secret_extravars
 
 
@@ -162,7 +163,8 @@ def run_deploy(cluster: Cluster, options: DeployOptions, title: str = "deploy",
                      playbook: str | None = None) -> Playbook:
                 return Playbook(playbook=playbook or options.playbook, inventory=inventory_dir / "hosts.yml",
                                 record_dir=record.path, selection=selection, extravars={**extravars, **(more or {})},
-                                connection_options=connection_options(overrides), secret_vars=secrets, ident=ident)
+                                connection_options=connection_options(overrides), secret_vars=secrets, ident=ident,
+                                withheld_env=password_variables(cluster))
 
             def run_pass(run: Playbook, label: str) -> tuple[PlaybookTracker, bool]:
                 return _run_pass(run, f"{title} {cluster.name}" + (f": {label}" if label else ""), options, stop)

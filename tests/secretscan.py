@@ -37,6 +37,7 @@ from racfg.lab import switches
 from racfg.lab.state import site_dir
 
 SAMPLE_INTERVAL_S = 0.1
+CHUNK = 16 << 20
 
 
 @dataclass(frozen=True)
@@ -52,7 +53,10 @@ def lab_secrets(lab: LabHandle, env: Mapping[str, str] | None = None) -> list[Se
              for name, password in sorted(lab.overrides.switch_passwords.items())]
     body = [line.strip() for line in lab.ssh_key.read_text().splitlines()
             if line.strip() and not line.startswith("-----")]
-    found += [Secret(f"SSH private key line {n}", line.encode()) for n, line in enumerate(body, 1) if len(line) >= 16]
+    # the body's first line is the format's header ("openssh-key-v1", no cipher, key type), the same in
+    # every OpenSSH ed25519 key (each host key of the lab's machines begins with it): not this key's
+    found += [Secret(f"SSH private key line {n}", line.encode()) for n, line in enumerate(body, 1)
+              if n > 1 and len(line) >= 16]
     for switch in lab.cluster.switches.values():
         var = switch.spec.credentials.password_env
         if var and env.get(var):
@@ -80,7 +84,8 @@ def _files(root: Path) -> Iterator[Path]:
 
 @dataclass
 class Scan:
-    """What one look found: '<file>: <secret>' findings, loose modes, and how much was read."""
+    """What one look found: '<file>: <secret>' findings, loose modes, and how much was read (sparse
+    files' holes not counted)."""
 
     findings: list[str] = field(default_factory=list)
     loose: list[str] = field(default_factory=list)
@@ -92,12 +97,34 @@ class Scan:
             if path in skip:
                 continue
             try:
-                data = path.read_bytes()
+                found = self._holding(path, [s.value for s in secrets])
             except OSError:
                 continue  # gone meanwhile (a lab daemon's temporary file)
             self.files += 1
-            self.bytes += len(data)
-            self.findings += [f"{path}: {s.what}" for s in secrets if s.value in data]
+            self.findings += [f"{path}: {secrets[i].what}" for i in sorted(found)]
+
+    def _holding(self, path: Path, needles: list[bytes]) -> set[int]:
+        """Which of ``needles`` the file holds, read in chunks (the lab's drive images are gigabytes)
+        that overlap by a needle's length, skipping a sparse file's holes (zeros hold no secret)."""
+        overlap = max(len(n) for n in needles) - 1
+        found: set[int] = set()
+        with path.open("rb") as handle:
+            fd, position, tail = handle.fileno(), 0, b""
+            size = os.fstat(fd).st_size
+            while position < size:
+                try:
+                    start = os.lseek(fd, position, os.SEEK_DATA)
+                except OSError:  # nothing but a hole after ``position``
+                    break
+                end = os.lseek(fd, start, os.SEEK_HOLE)
+                tail = tail if start == position else b""
+                for offset in range(start, end, CHUNK):
+                    window = tail + os.pread(fd, min(CHUNK, end - offset), offset)
+                    self.bytes += len(window) - len(tail)
+                    found.update(i for i, needle in enumerate(needles) if needle in window)
+                    tail = window[-overlap:]
+                position = end
+        return found
 
     def modes(self, root: Path) -> None:
         """Every directory under ``root`` (itself included) 0700 and every file 0600 or stricter."""

@@ -219,3 +219,36 @@ def test_a_recording_command_writes_privately_and_check_does_not(tmp_path: Path,
         os.umask(previous)
     assert seen == [0o077] and mode(tmp_path / "written") == 0o600, result.output
     assert after == 0o022 and during_check == 0o022 and check.exit_code == 0, check.output
+
+
+# --- the lab tests' scan (tests/secretscan.py) finds what it looks for --------------------------------
+
+def test_the_secret_scan_finds_a_secret_anywhere_in_a_file_and_in_a_process_s_argv(tmp_path: Path) -> None:
+    """Across a chunk boundary, after a sparse file's hole, not in the files it is told to skip; files
+    readable by others named; and a process started with a secret in its argv caught while it runs."""
+    import subprocess
+    import sys
+
+    import secretscan
+
+    needle, other = b"scan-secret-2b7c9d41", b"scan-secret-other-77"
+    (tmp_path / "straddle").write_bytes(b"a" * (secretscan.CHUNK - 5) + needle + b"b" * 10)
+    with (tmp_path / "sparse.img").open("wb") as handle:
+        handle.seek(64 << 20)
+        handle.write(b"x" + other + b"x")
+    (tmp_path / "skipped").write_bytes(needle)
+    (tmp_path / "clean").write_bytes(b"nothing")
+    for name in ("straddle", "sparse.img", "skipped"):
+        (tmp_path / name).chmod(0o600)
+    (tmp_path / "clean").chmod(0o644)
+    scan = secretscan.Scan()
+    secrets = [secretscan.Secret("one", needle), secretscan.Secret("two", other)]
+    scan.look(tmp_path, secrets, {tmp_path / "skipped"})
+    scan.modes(tmp_path)
+    assert sorted(scan.findings) == [f"{tmp_path / 'sparse.img'}: two", f"{tmp_path / 'straddle'}: one"]
+    assert scan.files == 3 and scan.bytes < secretscan.CHUNK + (1 << 20)  # the 64 MiB hole was not read
+    assert scan.loose == [f"{tmp_path / 'clean'}: 644"]
+    sampler = secretscan.ArgvSampler(secrets)
+    with sampler.running():
+        subprocess.run([sys.executable, "-c", "import time; time.sleep(0.5)", needle.decode()], check=True)
+    assert sampler.samples >= 2 and any(f.endswith(": one") for f in sampler.findings), sampler.findings

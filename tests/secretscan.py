@@ -57,10 +57,8 @@ def lab_secrets(lab: LabHandle, env: Mapping[str, str] | None = None) -> list[Se
     # every OpenSSH ed25519 key (each host key of the lab's machines begins with it): not this key's
     found += [Secret(f"SSH private key line {n}", line.encode()) for n, line in enumerate(body, 1)
               if n > 1 and len(line) >= 16]
-    for switch in lab.cluster.switches.values():
-        var = switch.spec.credentials.password_env
-        if var and env.get(var):
-            found.append(Secret(f"${var}", env[var].encode()))
+    variables = {s.spec.credentials.password_env for s in lab.cluster.switches.values()} - {None}
+    found += [Secret(f"${var}", env[var].encode()) for var in sorted(variables) if env.get(var)]
     assert all(len(s.value) >= 16 for s in found), "a secret this short could match by chance"
     return found
 

@@ -2,9 +2,10 @@
 
 The lab owns the switch's credentials and wiring; ``racfg.lab.switchcli`` owns the CLI. The
 contract between them is one JSON file per switch (``cli.json``: platform, listen address,
-password file (``password_path``), netns and the port -> veth map) and one command line, which forks a CLI per switch
-into the switch's namespace (so that port MTU and shutdown issued on the CLI act on the real data
-plane) from one process that loaded the CLI once, so that the switches share its memory:
+password file (``password_path``), netns and the port -> veth map) and one command line, which
+forks a CLI per switch into the switch's namespace (so that port MTU and shutdown issued on the
+CLI act on the real data plane) from one process that loaded the CLI once, so that the switches
+share its memory:
 
     <python> -m racfg.lab.switchcli --fork --config <lab_root()/<site>/switches/<name>/cli.json> ...
 """

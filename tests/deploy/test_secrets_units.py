@@ -252,3 +252,34 @@ def test_the_secret_scan_finds_a_secret_anywhere_in_a_file_and_in_a_process_s_ar
     with sampler.running():
         subprocess.run([sys.executable, "-c", "import time; time.sleep(0.5)", needle.decode()], check=True)
     assert sampler.samples >= 2 and any(f.endswith(": one") for f in sampler.findings), sampler.findings
+
+
+def test_the_secrets_of_a_racfg_killed_outright_are_removed_by_the_next_and_a_live_one_s_kept() -> None:
+    """SIGKILL runs no cleanup: the killed racfg's extra-vars file stays in /dev/shm until the next racfg
+    hands a run its secrets, which removes it; the file of a racfg still running is left alone."""
+    import signal
+    import subprocess
+    import sys
+
+    from racfg.secret_vars import secret_extravars
+
+    holder = ("import time\nfrom racfg.secret_vars import secret_extravars\n"
+              "with secret_extravars({'racfg_switch_passwords': {'sw1': 'killed-secret'}}) as path:\n"
+              "    print(path, flush=True)\n    time.sleep(120)\n")
+    killed = subprocess.Popen([sys.executable, "-c", holder], stdout=subprocess.PIPE, text=True, cwd=REPO)
+    live = subprocess.Popen([sys.executable, "-c", holder], stdout=subprocess.PIPE, text=True, cwd=REPO)
+    try:
+        orphan, kept = Path(killed.stdout.readline().strip()), Path(live.stdout.readline().strip())
+        killed.send_signal(signal.SIGKILL)
+        killed.wait(timeout=30)
+        assert orphan.is_file() and kept.is_file()  # nothing ran in the killed process
+        with secret_extravars({"racfg_switch_passwords": {"sw1": "next"}}) as mine:
+            assert mine is not None and mine.is_file()
+            assert not orphan.parent.exists() and kept.is_file()
+    finally:
+        for process in (killed, live):
+            process.kill()
+            process.wait(timeout=30)
+    from racfg.secret_vars import remove_orphans  # the live one, killed above too, is an orphan now
+
+    assert kept.parent in remove_orphans(kept.parent.parent) and not kept.parent.exists()

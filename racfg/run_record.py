@@ -2,7 +2,9 @@
 every deploy/validate/drift/smoke leaves ``.racfg/runs/<timestamp>-<command>/``.
 
 The record keeps the ansible-runner artifacts (full log and events), the rendered inventory the
-run used, and the results JSON, so an operator can answer "what did that run do?" later.
+run used, and the results JSON, so an operator can answer "what did that run do?" later. It holds
+no secret (racfg.secret_vars, racfg.secret_env), and only its owner may read it: the state
+directory and every record are 0700 (racfg.paths.private_dir), their files 0600.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from racfg.paths import state_dir
+from racfg.paths import private_dir, private_state_dir
 
 
 @dataclass(frozen=True)
@@ -25,23 +27,25 @@ class RunRecord:
 
     @classmethod
     def create(cls, command: str, root: Path | None = None) -> RunRecord:
-        base = (root or state_dir()) / "runs"
+        base = (private_dir(root) if root is not None else private_state_dir()) / "runs"
         stamp = time.strftime("%Y%m%d-%H%M%S")
-        base.mkdir(parents=True, exist_ok=True)
+        base.mkdir(mode=0o700, exist_ok=True)
         # mkdir is the claim: two runs started in the same second (two sites deployed at once from
         # one project) each get a directory of their own, never the other's
         suffix = 1
         while True:
             path = base / (f"{stamp}-{command}" if suffix == 1 else f"{stamp}-{command}-{suffix}")
             try:
-                path.mkdir()
+                path.mkdir(mode=0o700)
                 return cls(path, command)
             except FileExistsError:
                 suffix += 1
 
     def write_json(self, name: str, data: Any) -> Path:
         target = self.path / name
-        target.write_text(json.dumps(data, indent=2, sort_keys=True, default=str) + "\n")
+        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.write(json.dumps(data, indent=2, sort_keys=True, default=str) + "\n")
         return target
 
 

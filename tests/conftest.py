@@ -37,7 +37,7 @@ def deployed_site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[sitelab.
     """tests/vallab.yaml built fresh and deployed once per session; shared by validate and drift."""
     with testing.running_lab(sitelab.INVENTORY) as handle:
         site = sitelab.DeployedSite(handle, tmp_path_factory.mktemp("vallab-state"))
-        site.deploy()
+        site.deploy(sample_argv=True)  # every process's argv read meanwhile (secretscan)
         site.settled()
         yield site
 

@@ -28,13 +28,16 @@ LEAF_UPLINK_PORT = 31  # leaf ports 31 (to spine1) and 32 (to spine2); spine por
 
 
 def small_leafspine(site: str, mgmt: str, data: str, platform: str = "onyx", *,
-                    dual_homed: bool = False) -> dict[str, Any]:
+                    dual_homed: bool = False, spine_password_env: bool = False) -> dict[str, Any]:
     """The inventory (as data) of a small leaf-spine site: ``mgmt`` a /24 (``198.18.82.0/24``), ``data`` an
     even /23 (``198.19.102.0/23``).
 
     ``dual_homed``: the first storage node also has its second port (``data1``, the RA's HA port) on
     the other leaf, an address in that leaf's subnet (``.31``), so it gets one route per NIC with
-    source routing; leaf2 then carries three host ports on two uplinks (oversubscription 1.5, allowed)."""
+    source routing; leaf2 then carries three host ports on two uplinks (oversubscription 1.5, allowed).
+    ``spine_password_env``: the spines' credentials name one environment variable (``spine_password_var``),
+    as an operator's site does, instead of ``lab: true`` (the lab gives both spines one password, and
+    sitelab.DeployedSite exports it into that variable)."""
     port, model = _PORTS[platform]
     mgmt_net = ipaddress.ip_network(mgmt)
     data_net = ipaddress.ip_network(data)
@@ -42,8 +45,11 @@ def small_leafspine(site: str, mgmt: str, data: str, platform: str = "onyx", *,
     m = mgmt_net.network_address
 
     def switch(name: str, role: str, last: int) -> dict[str, Any]:
+        credentials: dict[str, Any] = {"username": "admin", "lab": True}
+        if role == "spine" and spine_password_env:
+            credentials = {"username": "admin", "password_env": spine_password_var(site)}
         return {"name": name, "role": role, "platform": platform, "model": model, "mgmt": str(m + last),
-                "credentials": {"username": "admin", "lab": True}}
+                "credentials": credentials}
 
     def host(name: str, role: str, last: int, leaf: int, leaf_port: int) -> dict[str, Any]:
         address = f"{leaf_nets[leaf - 1].network_address + last}/24"
@@ -76,18 +82,23 @@ def small_leafspine(site: str, mgmt: str, data: str, platform: str = "onyx", *,
     }
 
 
+def spine_password_var(site: str) -> str:
+    return f"RACFG_{site.upper()}_SPINE_PASSWORD"
+
+
 def write_small_leafspine(directory: Path, site: str, mgmt: str, data: str, platform: str = "onyx", *,
-                          dual_homed: bool = False) -> Path:
+                          dual_homed: bool = False, spine_password_env: bool = False) -> Path:
     path = directory / f"{site}.yaml"
-    path.write_text(yaml.safe_dump(small_leafspine(site, mgmt, data, platform, dual_homed=dual_homed),
-                                   sort_keys=False))
+    path.write_text(yaml.safe_dump(small_leafspine(site, mgmt, data, platform, dual_homed=dual_homed,
+                                                   spine_password_env=spine_password_env), sort_keys=False))
     return path
 
 
 @contextmanager
 def deployed_leafspine(inventory: Path, state_dir: Path) -> Iterator[sitelab.DeployedSite]:
-    """The site of ``inventory`` built fresh and deployed once (racfg as a user runs it); removed afterwards."""
+    """The site of ``inventory`` built fresh and deployed once (racfg as a user runs it, every process's
+    argv sampled meanwhile: secretscan); removed afterwards."""
     with labsupport.running_lab(inventory) as handle:
         site = sitelab.DeployedSite(handle, state_dir, inventory)
-        site.deploy()
+        site.deploy(sample_argv=True)
         yield site

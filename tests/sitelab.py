@@ -8,6 +8,7 @@ cables and pulling drives. Waits poll real conditions with bounded deadlines.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -18,6 +19,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+
+import secretscan
 
 from racfg.switches import SwitchSession, SwitchTarget, read_facts
 
@@ -41,8 +44,16 @@ class DeployedSite:
         self.inventory = inventory
         self.lab = handle
         self.state_dir = state_dir
-        self.env = {**os.environ, "RACFG_STATE_DIR": str(state_dir), "RACFG_PLAIN": "1"}
+        self.env = {**os.environ, "RACFG_STATE_DIR": str(state_dir), "RACFG_PLAIN": "1", **self.password_env()}
         self.saved_sysctl = ""  # the racfg sysctl file as deployed, while a fault has it removed
+        self.argv: secretscan.ArgvSampler | None = None  # what deploy(sample_argv=True) saw
+
+    def password_env(self) -> dict[str, str]:
+        """Each ``password_env`` the inventory names, set to the lab switch's password, as an operator
+        exports it (``export VAR=$(cat <the lab's password file>)``): racfg reads that variable itself."""
+        passwords = self.lab.overrides.switch_passwords
+        return {sw.spec.credentials.password_env: passwords[name] for name, sw in self.lab.cluster.switches.items()
+                if sw.spec.credentials.password_env}
 
     def racfg(self, *args: str, timeout: float = 900) -> subprocess.CompletedProcess[str]:
         return subprocess.run([*RACFG, *args], capture_output=True, text=True, env=self.env, timeout=timeout,
@@ -59,9 +70,19 @@ class DeployedSite:
     def drift(self, *args: str) -> tuple[int, dict]:
         return self.json_command("drift", *args)
 
-    def deploy(self, *args: str) -> None:
-        proc = self.racfg("deploy", str(self.inventory), "--yes", *args)
+    def deploy(self, *args: str, sample_argv: bool = False) -> None:
+        """``racfg deploy --yes ARGS``; with ``sample_argv`` every process's argv is read while it runs
+        (``self.argv``, for secretscan.assert_clean)."""
+        sampler = secretscan.ArgvSampler(secretscan.lab_secrets(self.lab, self.env)) if sample_argv else None
+        with sampler.running() if sampler is not None else contextlib.nullcontext():
+            proc = self.racfg("deploy", str(self.inventory), "--yes", *args)
+        self.argv = sampler or self.argv
         assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+
+    def assert_no_secret(self, *other_dirs: Path) -> None:
+        """No secret of this lab in any file of the state directory, ``other_dirs`` or the lab's site
+        directory, nor in any argv sampled during the deploy (see secretscan)."""
+        secretscan.assert_clean(self.lab, self.env, [self.state_dir], other_dirs, self.argv)
 
     @property
     def switch(self) -> SwitchTarget:

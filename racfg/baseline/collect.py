@@ -19,6 +19,7 @@ from racfg.inventory import Cluster
 from racfg.known_hosts import KnownHosts
 from racfg.playbook import Playbook, PlaybookTracker, Selection
 from racfg.run_record import RunRecord
+from racfg.secret_env import password_variables
 from racfg.switches.facts import ConfigLine, has_bgp_process
 
 
@@ -79,19 +80,22 @@ def complete_facts(cluster: Cluster, staging: Path, inventory: Path, connection:
     error = None
     if missing:
         error = read_host_facts(inventory, connection, record_dir, staging, stop, forks=forks,
-                                limit=",".join(missing) if len(missing) < len(cluster.hosts) else None)
+                                limit=",".join(missing) if len(missing) < len(cluster.hosts) else None,
+                                withheld_env=password_variables(cluster))
     return error or _missing_host_facts(cluster, staging) or _add_switch_facts(cluster, staging, overrides,
                                                                               known=known_switches)
 
 
 def read_host_facts(inventory: Path, connection: list[str], record_dir: Path, staging: Path,
-                    stop: threading.Event | None = None, forks: int = 20, limit: str | None = None) -> str | None:
+                    stop: threading.Event | None = None, forks: int = 20, limit: str | None = None,
+                    withheld_env: frozenset[str] = frozenset()) -> str | None:
     """Run playbooks/facts.yml (on ``limit``, else every host; ``connection``: a provider's
-    ansible-playbook options, racfg.render.connection_options) and write each host's document
-    into ``staging``; None, or why the facts could not be read."""
+    ansible-playbook options, racfg.render.connection_options; ``withheld_env``: the site's
+    password variables, racfg.secret_env) and write each host's document into ``staging``; None,
+    or why the facts could not be read."""
     facts_run = Playbook(playbook="facts.yml", inventory=inventory, record_dir=record_dir,
                          selection=Selection(forks=forks, limit=limit),
-                         connection_options=connection)
+                         connection_options=connection, withheld_env=withheld_env)
     tracker = PlaybookTracker()
     if facts_run.run(tracker, stop or threading.Event()):
         return "interrupted"

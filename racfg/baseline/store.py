@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from racfg.errors import UsageError
-from racfg.paths import state_dir
+from racfg.paths import private_state_dir, state_dir
 
 
 def baseline_dir(site: str) -> Path:
@@ -29,10 +29,12 @@ def history_dir(site: str) -> Path:
 
 def staging_dir(site: str) -> Path:
     """A fresh directory to collect facts into (one per process: two drifts may run at once)."""
-    path = state_dir() / "baseline" / f".{site}.staging-{os.getpid()}"
+    base = private_state_dir() / "baseline"
+    base.mkdir(mode=0o700, exist_ok=True)
+    path = base / f".{site}.staging-{os.getpid()}"
     shutil.rmtree(path, ignore_errors=True)
-    (path / "hosts").mkdir(parents=True)
-    (path / "switches").mkdir(parents=True)
+    for directory in (path, path / "hosts", path / "switches"):
+        directory.mkdir(mode=0o700)
     return path
 
 
@@ -58,7 +60,7 @@ def commit_baseline(site: str, staging: Path, meta: dict[str, Any]) -> Path:
     if target.exists():
         old_id = _read_meta(target).get("id") or time.strftime("%Y%m%d-%H%M%S", time.localtime(target.stat().st_mtime))
         keep = history_dir(site) / old_id
-        keep.parent.mkdir(parents=True, exist_ok=True)
+        keep.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         target.rename(keep)
     staging.rename(target)
     return target

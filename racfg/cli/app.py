@@ -11,6 +11,7 @@ from typing import NoReturn
 import typer
 
 from racfg.errors import EXIT_CODES_HELP, ExitCode, RacfgError
+from racfg.paths import private_files
 
 app = typer.Typer(
     name="racfg",
@@ -27,12 +28,21 @@ app = typer.Typer(
 
 _state = {"debug": False}
 
+# The commands that write the state directory (records, reports, baselines, locks): their process
+# creates files 0600 and directories 0700 (racfg.paths.private_files). `demo` does so for its steps
+# after `lab up` (the lab's image and hosts keep their usual modes); `check`, `render` and the lab's
+# commands write no record.
+RECORDING_COMMANDS = frozenset({"deploy", "validate", "drift", "smoke", "lock"})
+
 
 @app.callback()
 def _root(
+    ctx: typer.Context,
     debug: bool = typer.Option(False, "--debug", envvar="RACFG_DEBUG", help="Show tracebacks for errors."),
 ) -> None:
     _state["debug"] = debug
+    if ctx.invoked_subcommand in RECORDING_COMMANDS:
+        ctx.with_resource(private_files())
 
 
 def debug_enabled() -> bool:

@@ -21,7 +21,7 @@ from racfg.console import say
 from racfg.deploy.command import DeployOptions, DeployOutcome, run_deploy
 from racfg.errors import EXIT_CODES_HELP, ExitCode
 from racfg.inventory import load_cluster
-from racfg.paths import state_dir
+from racfg.paths import private_files, state_dir
 from racfg.results import Report, Status
 from racfg.results.render import print_report, write_reports
 
@@ -54,23 +54,24 @@ def demo(
     overrides = overrides_for(cluster)
     overrides = replace(overrides, substitutions=(*overrides.substitutions, *password_lines))
     announce_substitutions(overrides)
-    say(f"== 2/{steps} deploy {inventory}")
-    outcome = run_deploy(cluster, DeployOptions(), overrides=overrides)
-    report(outcome, RecapFormat.table, show_diff=False)
-    reports: list[Report] = []
-    if outcome.exit_code == ExitCode.OK:
-        say(f"== 3/{steps} validate {inventory}")
-        validated, _ = run_validate(cluster, ValidateOptions(None, [], []), overrides)
-        _show(validated)
-        reports.append(validated)
-        if smoke:
-            say(f"== 4/{steps} smoke {inventory} (short: the lab's line rate, a few seconds per measurement)")
-            out = state_dir() / "demo" / cluster.name / "smoke"
-            out.mkdir(parents=True, exist_ok=True)
-            measured = run_smoke(cluster, overrides, SmokeOptions(), out)
-            _show(measured)
-            reports.append(measured)
-    report_dir = _write_report(cluster.name, reports)
+    with private_files():  # the steps that write records: 0600 files (the lab above keeps its modes)
+        say(f"== 2/{steps} deploy {inventory}")
+        outcome = run_deploy(cluster, DeployOptions(), overrides=overrides)
+        report(outcome, RecapFormat.table, show_diff=False)
+        reports: list[Report] = []
+        if outcome.exit_code == ExitCode.OK:
+            say(f"== 3/{steps} validate {inventory}")
+            validated, _ = run_validate(cluster, ValidateOptions(None, [], []), overrides)
+            _show(validated)
+            reports.append(validated)
+            if smoke:
+                say(f"== 4/{steps} smoke {inventory} (short: the lab's line rate, a few seconds per measurement)")
+                out = state_dir() / "demo" / cluster.name / "smoke"
+                out.mkdir(parents=True, exist_ok=True)
+                measured = run_smoke(cluster, overrides, SmokeOptions(), out)
+                _show(measured)
+                reports.append(measured)
+        report_dir = _write_report(cluster.name, reports)
     say("")
     for line in summary_lines(outcome, reports):
         say(line)

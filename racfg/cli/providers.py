@@ -66,7 +66,7 @@ def lab_passwords_for_unset_env(cluster: Cluster) -> tuple[list[str], list[str]]
     """
     from racfg.lab import switch_password
     from racfg.lab.state import site_dir
-    from racfg.lab.switches import switch_dir
+    from racfg.lab.switches import password_path, switch_dir
 
     lines, exports = [], []
     for name, switch in cluster.switches.items():
@@ -75,5 +75,5 @@ def lab_passwords_for_unset_env(cluster: Cluster) -> tuple[list[str], list[str]]
             os.environ[var] = switch_password(cluster.name, name)
             lines.append(f"switch {name} password: {var} is not set: this run uses the lab switch's generated "
                          "password")
-            exports.append(f"export {var}=$(cat {switch_dir(site_dir(cluster.name), name) / 'password'})")
+            exports.append(f"export {var}=$(cat {password_path(switch_dir(site_dir(cluster.name), name))})")
     return lines, exports

@@ -26,6 +26,7 @@ from racfg.playbook import RUNNER_IDENT, Playbook, PlaybookTracker, Selection, c
 from racfg.playbook.module_processes import WAIT_S, Leftovers, hosts_in_scope, stop_leftovers
 from racfg.render import connection_options, write_rendered
 from racfg.run_record import RunRecord
+from racfg.secret_env import password_variables
 from racfg.secret_vars import SWITCH_PASSWORDS_VAR, secret_extravars
 
 
@@ -180,7 +181,7 @@ def run_deploy(cluster: Cluster, options: DeployOptions, title: str = "deploy",
                 return Playbook(playbook=playbook or options.playbook, inventory=inventory_dir / "hosts.yml",
                                 record_dir=record.path, selection=selection, extravars={**extravars, **(more or {})},
                                 connection_options=connection_options(overrides, cluster.known_hosts_file),
-                                secret_vars=secrets, ident=ident)
+                                secret_vars=secrets, ident=ident, withheld_env=password_variables(cluster))
 
             def run_pass(run: Playbook, label: str) -> tuple[PlaybookTracker, bool]:
                 return _run_pass(run, f"{title} {cluster.name}" + (f": {label}" if label else ""), options, stop)

@@ -59,7 +59,7 @@ def switch_password(site: str, switch: str) -> str:
     if switch not in state.switches:
         raise CannotRunError(f"lab {site} has no switch {switch}",
                              hint=f"its switches: {', '.join(sorted(state.switches)) or 'none'}")
-    path = switches.switch_dir(site_dir(site), switch) / "password"
+    path = switches.password_path(switches.switch_dir(site_dir(site), switch))
     try:
         return path.read_text().strip()
     except FileNotFoundError:
@@ -90,7 +90,7 @@ def connection_overrides(site: str, cluster: Cluster | None = None) -> Connectio
     state = require_lab(site)
     passwords: dict[str, str] = {}
     for name in sorted(state.switches):
-        path = switches.switch_dir(site_dir(site), name) / "password"
+        path = switches.password_path(switches.switch_dir(site_dir(site), name))
         if path.is_file():
             passwords[name] = path.read_text().strip()
     substitutions = [f"SSH key {key} for hosts without ssh_key"]

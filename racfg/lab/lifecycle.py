@@ -48,7 +48,7 @@ from racfg.lab.state import (
 )
 from racfg.lab.teardown import teardown_site
 from racfg.locking import site_lock
-from racfg.paths import lab_root
+from racfg.paths import lab_root, private_dir
 
 SSH_TIMEOUT = 120.0
 Progress = Callable[[str], None]
@@ -97,7 +97,7 @@ def ssh_key_path(site: str) -> Path:
 
 def _ensure_ssh_key(site: str) -> str:
     key = ssh_key_path(site)
-    key.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    private_dir(key.parent)  # 0700 (tightened if older); ssh-keygen writes the private key 0600
     if not key.exists():
         run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", f"racfg-lab-{site}", "-f", str(key)])
     return Path(f"{key}.pub").read_text()
@@ -251,7 +251,7 @@ def _step_switches(b: _Build) -> None:
         fabric.attach_mgmt(b.cluster.name, sw.name, ns, sw.spec.mgmt, b.prefixlen)
         same_as = shares.get(sw.name)
         switches.ensure_password(switches.switch_dir(b.directory, sw.name),
-                                 switches.switch_dir(b.directory, same_as) / "password" if same_as else None)
+                                 switches.password_path(switches.switch_dir(b.directory, same_as)) if same_as else None)
 
 
 def _step_hosts(b: _Build) -> None:
@@ -318,7 +318,7 @@ def _step_switch_cli(b: _Build) -> None:
             "name": sw.name, "platform": sw.platform, "model": sw.model.name, "ports_count": sw.model.ports,
             "ports_per_slot": sw.model.ports_per_slot,
             "listen": sw.spec.mgmt, "ssh_port": 22, "username": sw.spec.credentials.username,
-            "password_file": str(sdir / "password"), "state_dir": str(sdir), "netns": sws.netns,
+            "password_file": str(switches.password_path(sdir)), "state_dir": str(sdir), "netns": sws.netns,
             "ports": b.ports[sw.name], "os_version": sw.spec.os_version,
             **routed.start_switch_routing(b.cluster, sws, sdir),
         })

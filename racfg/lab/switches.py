@@ -2,9 +2,10 @@
 
 The lab owns the switch's credentials and wiring; ``racfg.lab.switchcli`` owns the CLI. The
 contract between them is one JSON file per switch (``cli.json``: platform, listen address,
-password file, netns and the port -> veth map) and one command line, which forks a CLI per switch
-into the switch's namespace (so that port MTU and shutdown issued on the CLI act on the real data
-plane) from one process that loaded the CLI once, so that the switches share its memory:
+password file (``password_path``), netns and the port -> veth map) and one command line, which
+forks a CLI per switch into the switch's namespace (so that port MTU and shutdown issued on the
+CLI act on the real data plane) from one process that loaded the CLI once, so that the switches
+share its memory:
 
     <python> -m racfg.lab.switchcli --fork --config <lab_root()/<site>/switches/<name>/cli.json> ...
 """
@@ -28,6 +29,7 @@ from racfg.lab.machines import _tail, is_running, ssh_banner, terminate
 from racfg.lab.sh import log
 from racfg.lab.state import LabState, SwitchState
 from racfg.lab.state import site_dir as lab_dir
+from racfg.paths import private_dir
 
 CLI_MODULE = "racfg.lab.switchcli"
 
@@ -36,11 +38,18 @@ def switch_dir(site_dir: Path, switch: str) -> Path:
     return site_dir / "switches" / switch
 
 
-def ensure_password(directory: Path, same_as: Path | None = None) -> Path:
-    """One random password per lab switch, mode 0600, kept for the life of the lab; with ``same_as``
-    (another switch's password file) that switch's password instead, see password_sources."""
-    directory.mkdir(parents=True, exist_ok=True)
-    path = directory / "password"
+def password_path(switch_dir: Path) -> Path:
+    """Where a lab switch's password lives: a directory of its own (0700), because the switch's
+    directory is not private: the FRR daemons in it drop privileges to the ``frr`` user."""
+    return switch_dir / "secret" / "password"
+
+
+def ensure_password(switch_dir: Path, same_as: Path | None = None) -> Path:
+    """One random password per lab switch (``password_path``), mode 0600 in a 0700 directory, kept for
+    the life of the lab; with ``same_as`` (another switch's password file) that switch's password
+    instead, see password_sources."""
+    path = password_path(switch_dir)
+    private_dir(path.parent)
     if not path.exists():
         text = same_as.read_text() if same_as is not None else secrets.token_urlsafe(18) + "\n"
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)

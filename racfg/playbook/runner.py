@@ -3,7 +3,8 @@ hands racfg's tracker, its run record, and a clean stop (leftover workers killed
 
 ``connection_options`` are a provider's ansible-playbook options for reaching the hosts
 (see racfg.render.connection_options); ``secret_vars`` an extra-vars file that must not be
-recorded (see racfg.secret_vars): only its path reaches ansible-runner's records.
+recorded (see racfg.secret_vars): only its path reaches ansible-runner's records. The run's
+environment carries no secret (racfg.secret_env; see ``_SecretFreeConfig``).
 """
 
 from __future__ import annotations
@@ -19,12 +20,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import ansible_runner
+from ansible_runner import Runner, RunnerConfig
 
 from racfg.paths import ansible_root, playbooks_dir, roles_dir
 from racfg.playbook.events import PlaybookTracker
 from racfg.playbook.module_processes import run_env
 from racfg.run_record import write_json_whole
+from racfg.secret_env import without_secrets
 
 
 @dataclass
@@ -62,6 +64,9 @@ class Playbook:
     secret_vars: Path | None = None
     # artifacts/<ident>/ of the record: a deploy's apply pass after its read pass has its own
     ident: str = RUNNER_IDENT
+    # environment variables the inventory names as password sources (racfg.secret_env.password_variables):
+    # left out of the run's environment with every variable named like a secret
+    withheld_env: frozenset[str] = frozenset()
 
     def envvars(self) -> dict[str, str]:
         venv_bin = str(Path(sys.executable).parent)
@@ -78,6 +83,10 @@ class Playbook:
             "ANSIBLE_NOCOLOR": "1",
             "ANSIBLE_HOST_KEY_CHECKING": os.environ.get("ANSIBLE_HOST_KEY_CHECKING", "True"),
         }
+
+    def environment(self) -> dict[str, str]:
+        """The environment ansible-playbook gets: this process's and ``envvars``, less any secret."""
+        return without_secrets({**os.environ, **self.envvars()}, self.withheld_env)
 
     def cmdline(self) -> str:
         parts = []
@@ -145,13 +154,13 @@ class Playbook:
         """Start ansible-runner in a thread with ``event_handler`` as its event handler (its answer:
         whether ansible-runner writes the event's file). ``start`` passes racfg's tracker and run
         record; bench/runner_alone.py one that keeps nothing, to measure ansible-runner on its own."""
-        self.record_dir.mkdir(parents=True, exist_ok=True)
-        (self.record_dir / "tmp").mkdir(exist_ok=True)
+        self.record_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+        (self.record_dir / "tmp").mkdir(mode=0o700, exist_ok=True)
         # How often ansible-runner asks ``cancelled`` (its default: every 5 s). Read only from
         # env/settings: ansible-runner 2.4 drops a ``settings=`` argument when that file is absent.
-        (self.record_dir / "env").mkdir(exist_ok=True)
+        (self.record_dir / "env").mkdir(mode=0o700, exist_ok=True)
         (self.record_dir / "env" / "settings").write_text("pexpect_timeout: 1\n")
-        return ansible_runner.run_async(
+        kwargs: dict[str, Any] = dict(
             private_data_dir=str(self.record_dir),
             project_dir=str(playbooks_dir()),
             playbook=self.playbook,
@@ -163,8 +172,6 @@ class Playbook:
             cmdline=self.cmdline() or None,
             extravars={**run_env(), **self.extravars},
             envvars=self.envvars(),
-            event_handler=event_handler,
-            cancel_callback=cancelled,
             # Ansible's own in-memory fact cache (ansible.cfg), as a plain ansible-playbook run has it:
             # ansible-runner's default (a JSON file per host, rewritten on every facts update) costs
             # controller time and keeps nothing anyone reads.
@@ -172,6 +179,15 @@ class Playbook:
             quiet=True,
             ident=self.ident,
         )
+        # What ansible_runner.run_async does, with a configuration that leaves the secrets out
+        # (_SecretFreeConfig): the configuration (given its options directly, as RunnerConfig takes
+        # them), the Runner, its thread.
+        config = _SecretFreeConfig(withheld=self.withheld_env, **kwargs)
+        config.prepare()
+        runner = Runner(config, event_handler=event_handler, cancel_callback=cancelled)
+        thread = threading.Thread(target=runner.run)
+        thread.start()
+        return thread, runner
 
     def _recording(self, handle: Callable[[dict[str, Any]], bool]) -> Callable[[dict[str, Any]], bool]:
         """ansible-runner's event handler: ``handle`` folds each event in and says whether the record
@@ -193,3 +209,25 @@ class Playbook:
             return False
 
         return handler
+
+
+class _SecretFreeConfig(RunnerConfig):
+    """ansible-runner's configuration of one run, whose environment holds no secret.
+
+    Why: ansible-runner seeds a run's environment with this whole process's environment
+    (``prepare_env``) and writes it into ``artifacts/<ident>/command``; its ``envvars`` can only add
+    or override a variable, never leave one out, so a ``password_env`` the operator exported would be
+    recorded and inherited by every worker. Public API only: ansible-runner documents RunnerConfig as
+    meant to be overridden ("It can also be overridden to provide different functionality to the
+    Runner object") and to be handed to ``Runner(config=...)``; this override of ``prepare_env``, the
+    documented step that builds ``env``, drops what racfg.secret_env calls a secret from it, before
+    anything is recorded or started.
+    """
+
+    def __init__(self, *, withheld: frozenset[str], **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.withheld = withheld
+
+    def prepare_env(self) -> None:
+        super().prepare_env()
+        self.env = without_secrets(self.env, self.withheld)

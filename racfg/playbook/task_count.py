@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -61,7 +60,7 @@ def count_tasks(play: Playbook, cache: Path | None = None) -> int:
     for flag, value in (("--limit", sel.limit), ("--tags", sel.tags), ("--skip-tags", sel.skip_tags)):
         if value:
             argv += [flag, value]
-    env = {**os.environ, **play.envvars()}
+    env = play.environment()
     try:
         out = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=60, check=False).stdout
     except (OSError, subprocess.TimeoutExpired):

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from labsupport import LabHandle
+from secretscan import assert_clean
 
 from racfg.lab import lab_exec, start_host, stop_host, switch_password
 
@@ -274,3 +275,11 @@ def test_render_is_the_same_with_or_without_a_running_lab(lab: LabHandle, tmp_pa
         outputs[name] = {p.relative_to(out): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()}
     assert outputs["lab-up"] == outputs["no-lab"]
     assert not any(str(lab.ssh_key).encode() in text for text in outputs["lab-up"].values())
+
+
+def test_no_secret_in_any_file(lab: LabHandle, state_dir: Path):
+    """Issue 51: after this module's deploys (first, unchanged, --check --diff, limited, failing,
+    interrupted: read and apply passes, facts runs, baselines): no switch password or line of the
+    lab's SSH key in any file of the state directory or the lab's site directory, and every record
+    0600 in 0700 directories (tests/secretscan.py)."""
+    assert_clean(lab, os.environ, [state_dir])

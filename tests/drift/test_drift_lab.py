@@ -127,3 +127,11 @@ def test_a_drift_run_and_a_no_change_deploy_log_in_to_each_switch_once(deployed_
     proc = deployed_site.racfg("deploy", str(INVENTORY), "--yes")
     assert proc.returncode == 0 and "no changes" in proc.stdout, proc.stdout[-3000:] + proc.stderr[-2000:]
     assert {name: api.switch_logins(site, name) - before[name] for name in switches} == dict.fromkeys(switches, 1)
+
+
+def test_no_secret_in_any_file_or_argv(deployed_site):
+    """Issue 51: after the session's deploy and this module's drifts, deploys and --accept (read and apply
+    passes, check-mode runs, facts runs, baselines and their history): no switch password or line of
+    the lab's SSH key in any file of the state directory or the lab's site directory, every record
+    0600 in 0700 directories, and none in any process's argv while the first deploy ran (secretscan)."""
+    deployed_site.assert_no_secret()

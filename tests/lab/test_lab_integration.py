@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from labsupport import LabHandle
 
-from racfg.lab import api, lifecycle
+from racfg.lab import api, lifecycle, switches
 
 pytestmark = pytest.mark.lab
 
@@ -144,8 +144,10 @@ def test_switch_password_and_key_api(lab: LabHandle) -> None:
     switch = next(iter(lab.cluster.switches))
     password = api.switch_password(lab.site, switch)
     assert len(password) >= 16
-    path = lab.state.switches[switch].config.replace("cli.json", "password")
-    assert os.stat(path).st_mode & 0o777 == 0o600
+    path = switches.password_path(Path(lab.state.switches[switch].config).parent)
+    assert path.stat().st_mode & 0o777 == 0o600 and path.parent.stat().st_mode & 0o777 == 0o700
+    key = api.lab_ssh_key(lab.site)
+    assert key is not None and key.stat().st_mode & 0o777 == 0o600 and key.parent.stat().st_mode & 0o777 == 0o700
     assert api.lab_ssh_key(lab.site) is not None and api.is_lab_up(lab.site)
     config = json.loads(Path(lab.state.switches[switch].config).read_text())
     assert set(config["ports"]) == {n.port for h in lab.hosts() for n in h.nics if n.switch == switch}

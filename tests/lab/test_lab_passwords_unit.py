@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from racfg.inventory import load_cluster
-from racfg.lab.switches import ensure_password, password_sources
+from racfg.lab.switches import ensure_password, password_path, password_sources
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -36,3 +36,27 @@ def test_a_shared_password_file_is_a_copy_of_the_first_and_an_unshared_one_is_dr
     assert len(first.read_text().strip()) >= 16
     assert {p.stat().st_mode & 0o777 for p in (first, shared, own)} == {0o600}
     assert ensure_password(tmp_path / "leaf2").read_text() == first.read_text()  # kept for the life of the lab
+
+
+def test_a_password_sits_in_a_directory_of_its_own_that_only_its_owner_enters(tmp_path: Path):
+    """0600 in a 0700 directory, apart from the switch's own directory (which FRR, dropping privileges
+    to the frr user, must enter); a directory left open by an older lab is tightened."""
+    switch = tmp_path / "leaf1"
+    path = ensure_password(switch)
+    assert path == password_path(switch) and path.parent != switch
+    assert (path.stat().st_mode & 0o777, path.parent.stat().st_mode & 0o777) == (0o600, 0o700)
+    path.parent.chmod(0o755)
+    assert ensure_password(switch).read_text() == path.read_text()
+    assert path.parent.stat().st_mode & 0o777 == 0o700
+
+
+def test_the_lab_ssh_key_is_private_in_a_private_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """ssh-keygen writes the key 0600; its directory is made 0700 even when it existed more open."""
+    from racfg.lab import lifecycle
+
+    monkeypatch.setenv("RACFG_LAB_DIR", str(tmp_path))
+    key = lifecycle.ssh_key_path("keysite")
+    key.parent.mkdir(parents=True, mode=0o755)
+    key.parent.chmod(0o755)
+    assert lifecycle._ensure_ssh_key("keysite").startswith("ssh-ed25519 ")
+    assert (key.stat().st_mode & 0o777, key.parent.stat().st_mode & 0o777) == (0o600, 0o700)

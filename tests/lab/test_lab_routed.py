@@ -99,8 +99,8 @@ def _build(state: LabState) -> None:
         extra = routed.start_routing(sws, sdir)
         switches.write_cli_config(sdir, {
             "name": name, "platform": platform, "model": model, "ports_count": 32, "listen": mgmt, "ssh_port": 22,
-            "username": "admin", "password_file": str(sdir / "password"), "state_dir": str(sdir), "netns": sws.netns,
-            "ports": ports[name], **extra})
+            "username": "admin", "password_file": str(switches.password_path(sdir)), "state_dir": str(sdir),
+            "netns": sws.netns, "ports": ports[name], **extra})
         sws.pid = switches.start_cli(sws)
         save_state(state)
     switches.wait_cli(list(state.switches.values()), 30, directory)
@@ -122,7 +122,7 @@ def fabric_lab() -> Iterator[LabState]:
 
 def connect(state: LabState, name: str):
     sw = state.switches[name]
-    password = (switches.switch_dir(site_dir(SITE), name) / "password").read_text().strip()
+    password = switches.password_path(switches.switch_dir(site_dir(SITE), name)).read_text().strip()
     conn = ConnectHandler(device_type=get_driver(sw.platform).device_type, host=sw.mgmt, port=22, username="admin",
                           password=password, fast_cli=True)
     conn.enable()
@@ -326,7 +326,8 @@ def test_lab_up_of_a_leaf_spine_site_runs_frr_per_switch_and_lab_down_removes_it
             assert len(isolated) > len(ends) or cluster.switches[name].spec.role == "spine", name
         assert not lifecycle.up(LEAFSPINE).changed
         # the spines' credentials name one password variable: one password opens both, as on a site
-        password = {name: (switches.switch_dir(directory, name) / "password").read_text() for name in cluster.switches}
+        password = {name: switches.password_path(switches.switch_dir(directory, name)).read_text()
+                    for name in cluster.switches}
         assert password["lsspine1"] == password["lsspine2"]
         assert len({password["lsleaf1"], password["lsleaf2"], password["lsspine1"]}) == 3
         spine = switches.switch_dir(directory, "lsspine1")

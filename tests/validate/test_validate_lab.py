@@ -157,6 +157,7 @@ def test_gpu_checks_skip_with_the_reason_on_the_lab_and_fail_where_gpus_are_requ
     that requires its GPUs (the provider's other settings kept) fail every GPU check."""
     from dataclasses import replace
 
+    from racfg.paths import private_files
     from racfg.results import Status
     from racfg.validate.command import ValidateOptions, run_validate
 
@@ -169,7 +170,16 @@ def test_gpu_checks_skip_with_the_reason_on_the_lab_and_fail_where_gpus_are_requ
     overrides = site.lab.overrides
     required = replace(overrides, host_vars={k: v for k, v in overrides.host_vars.items()
                                              if k != "racfg_gpu_required"})
-    report, _ = run_validate(site.lab.cluster, ValidateOptions(categories=["gpu"]), required)
+    with private_files():  # as the racfg command writes its record (racfg.cli.app)
+        report, _ = run_validate(site.lab.cluster, ValidateOptions(categories=["gpu"]), required)
     assert {r.check.rsplit("/", 1)[1] for r in report.results} >= GPU_CHECKS
     assert {r.status for r in report.results} == {Status.FAIL}
     assert all("nvidia-smi not found" in (r.actual or "") for r in report.results)
+
+
+def test_no_secret_in_any_file_or_argv(site):
+    """Issue 51: after the session's deploy and every validate so far (each record's JSON, JUnit, CSV,
+    Markdown and HTML; drift's and the planted faults' runs when they ran first): no secret in any file
+    of the state directory or the lab's site directory, every record 0600/0700, none in any argv
+    while the deploy ran (secretscan)."""
+    site.assert_no_secret()

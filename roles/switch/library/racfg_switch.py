@@ -5,6 +5,8 @@ Runs on the controller (ansible_connection: local) with the Python that runs Ans
 imports racfg. The password comes from the ``password`` parameter (``racfg deploy`` passes it, the lab's
 generated one for ``lab: true`` switches) or is resolved at run time from the switch's
 credentials reference (env var, 0600 file, ansible-vault file); it is never logged or returned.
+Resolving it here serves a plain ``ansible-playbook`` run only: a racfg run's environment carries
+no password variable (racfg.secret_env), so racfg resolves every switch's password and passes it.
 """
 
 from __future__ import annotations

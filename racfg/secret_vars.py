@@ -6,11 +6,13 @@ an extra-vars file instead, created 0600 in a private 0700 directory on a RAM fi
 there is one (``/dev/shm``), outside the run record, and removed when the run ends (or, when racfg
 was killed outright, by the next racfg: ``remove_orphans``). The record keeps only the file's (by
 then deleted) path; the roles pass the values to ``no_log`` parameters.
+
+The file is YAML with every string ``!unsafe`` (racfg.render.unsafe): Ansible templates what an
+extra-vars file holds, so a password with ``{{`` in it would otherwise be evaluated, not passed on.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import tempfile
@@ -18,6 +20,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+
+import yaml
+
+from racfg.render.unsafe import add_representers, mark_unsafe
 
 RAM_DIR = Path("/dev/shm")
 SWITCH_PASSWORDS_VAR = "racfg_switch_passwords"  # {switch name: password}; read by roles/switch
@@ -34,13 +40,20 @@ def secret_extravars(values: dict[str, Any]) -> Iterator[Path | None]:
     remove_orphans(base)
     directory = Path(tempfile.mkdtemp(prefix=f"{PREFIX}{os.getpid()}-", dir=base))
     try:
-        path = directory / "vars.json"
+        path = directory / "vars.yml"
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(values, handle)
+            yaml.dump(mark_unsafe(values), handle, Dumper=_SecretDumper)
         yield path
     finally:
         shutil.rmtree(directory, ignore_errors=True)
+
+
+class _SecretDumper(yaml.SafeDumper):
+    """Writes every string ``!unsafe``."""
+
+
+add_representers(_SecretDumper)
 
 
 def remove_orphans(base: Path) -> list[Path]:

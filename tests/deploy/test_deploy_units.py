@@ -16,6 +16,7 @@ from racfg.deploy.preflight import ofed_source_problem
 from racfg.errors import CannotRunError
 from racfg.inventory import load_cluster
 from racfg.locking import site_lock
+from racfg.render.unsafe import load_rendered
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -204,12 +205,34 @@ def test_secret_extravars_file_is_private_and_gone_afterwards():
     from racfg.secret_vars import secret_extravars
 
     with secret_extravars({"racfg_switch_passwords": {"sw1": "s3cret"}}) as path:
-        assert path is not None and json.loads(path.read_text()) == {"racfg_switch_passwords": {"sw1": "s3cret"}}
+        assert path is not None and load_rendered(path.read_text()) == {"racfg_switch_passwords": {"sw1": "s3cret"}}
         assert stat.S_IMODE(path.stat().st_mode) == 0o600 and stat.S_IMODE(path.parent.stat().st_mode) == 0o700
         assert "/runs/" not in str(path)
     assert not path.exists() and not path.parent.exists()
     with secret_extravars({}) as nothing:
         assert nothing is None
+
+
+def test_a_password_that_looks_like_a_template_reaches_the_play_as_it_is(tmp_path):
+    """Ansible templates what an extra-vars file holds: the secrets file writes every string
+    ``!unsafe``, so a password with ``{{`` in it is passed on, never evaluated (a real ansible-playbook)."""
+    import subprocess
+    import sys
+
+    from racfg.secret_vars import secret_extravars
+
+    marker = tmp_path / "evaluated"
+    password = "{{ lookup('pipe', 'touch " + str(marker) + "') }}x{% raw %}"
+    play = tmp_path / "play.yml"
+    play.write_text("- hosts: localhost\n  gather_facts: false\n  tasks:\n"
+                    "    - ansible.builtin.copy:\n        content: '{{ racfg_switch_passwords.sw1 }}'\n"
+                    f"        dest: {tmp_path / 'seen'}\n        mode: '0600'\n")
+    with secret_extravars({"racfg_switch_passwords": {"sw1": password}}) as path:
+        done = subprocess.run([str(Path(sys.executable).with_name("ansible-playbook")), "-c", "local", "-i",
+                               "localhost,", "-e", f"@{path}", str(play)], capture_output=True, text=True,
+                              timeout=120, env={**os.environ, "ANSIBLE_PYTHON_INTERPRETER": sys.executable})
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert (tmp_path / "seen").read_text() == password and not marker.exists()
 
 
 # --- Ctrl-C always stops a run (issue 11, point 9) -------------------------------------------

@@ -145,6 +145,13 @@ class PlaybookResult:
     output: str
 
 
+def render(inventory: Path, out: Path) -> Path:
+    """``racfg render INVENTORY --out OUT`` as an operator runs it (a lab module's rendered tree); OUT."""
+    subprocess.run([str(Path(sys.executable).parent / "racfg"), "render", str(inventory), "--out", str(out)],
+                   check=True, capture_output=True, text=True)
+    return out
+
+
 def lab_connection_args(overrides: ConnectionOverrides) -> list[str]:
     """ansible-playbook options for a lab, as racfg passes them: its key and strict checking on its
     known_hosts (racfg.render.connection_options), and what deploy lifts for a lab run (no GPUs)

@@ -198,6 +198,9 @@ def _recorded_lab(tmp_path: Path, site: str) -> None:
     (["lab", "start", "dgx09", "--site", "unit"], "lab start: HOST dgx09: no such lab host"),
     (["lab", "link", "sw9", "1/1", "--down", "--site", "unit"], "lab link: NODE sw9: no such lab host or switch"),
     (["lab", "swap", "dgx01:data0", "stor09:data0", "--site", "unit"], "lab swap: HOST:NIC stor09: no such lab host"),
+    (["lab", "cut", "dgx01", "--after", "3", "--site", "unit"],
+     "lab cut: SWITCH dgx01: no such lab switch (lab switches: sw1)"),
+    (["lab", "cut", "sw1", "--after", "0", "--site", "unit"], "--after"),
 ])
 def test_lab_subcommands_refuse_a_node_the_lab_lacks(monkeypatch, capsys, tmp_path, argv, message):
     _recorded_lab(tmp_path, "unit")

@@ -11,7 +11,6 @@ Every wait polls for the expected state with a deadline; none sleeps and hopes.
 from __future__ import annotations
 
 import json
-import subprocess
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -46,9 +45,7 @@ def dlab() -> Iterator[testing.LabHandle]:
 def common_role(dlab: testing.LabHandle, tmp_path_factory: pytest.TempPathFactory) -> testing.PlaybookResult:
     """The common role on every host, once: it installs, configures and starts lldpd. (Its second
     run changing nothing, lldp.yml included, is tests/roles' check of site.yml; not repeated here.)"""
-    out = tmp_path_factory.mktemp("rendered")
-    subprocess.run([str(BIN / "racfg"), "render", str(INVENTORY), "--out", str(out)], check=True,
-                   capture_output=True, text=True)
+    out = testing.render(INVENTORY, tmp_path_factory.mktemp("rendered"))
     run = testing.run_playbook(out, "site.yml", "--tags", "common", "--limit", "cluster",
                                "-e", "racfg_lldp_tx_interval=1", timeout=600, overrides=dlab.overrides)
     assert run.rc == 0, run.output[-3000:]

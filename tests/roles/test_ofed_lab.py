@@ -28,7 +28,6 @@ import hashlib
 import io
 import json
 import shutil
-import subprocess
 import tarfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -78,10 +77,7 @@ def lab() -> Iterator[testing.LabHandle]:
 
 @pytest.fixture(scope="module")
 def rendered(lab: testing.LabHandle, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("rendered")
-    subprocess.run([str(BIN / "racfg"), "render", str(INVENTORY), "--out", str(out)], check=True,
-                   capture_output=True, text=True)
-    return out
+    return testing.render(INVENTORY, tmp_path_factory.mktemp("rendered"))
 
 
 @pytest.fixture(scope="module")

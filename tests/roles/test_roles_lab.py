@@ -37,10 +37,7 @@ def roles_lab() -> Iterator[testing.LabHandle]:
 
 @pytest.fixture(scope="module")
 def rendered(roles_lab: testing.LabHandle, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("rendered")
-    subprocess.run([str(BIN / "racfg"), "render", str(INVENTORY), "--out", str(out)], check=True,
-                   capture_output=True, text=True)
-    return out
+    return testing.render(INVENTORY, tmp_path_factory.mktemp("rendered"))
 
 
 def site(rendered: Path, *args: str) -> Run:

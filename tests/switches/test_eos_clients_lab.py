@@ -49,10 +49,7 @@ def lab() -> Iterator[testing.LabHandle]:
 
 @pytest.fixture(scope="module")
 def rendered(lab: testing.LabHandle, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("eoslab-rendered")
-    subprocess.run([str(REPO / ".venv" / "bin" / "racfg"), "render", str(INVENTORY), "--out", str(out)], check=True,
-                   capture_output=True, text=True)
-    return out
+    return testing.render(INVENTORY, tmp_path_factory.mktemp("eoslab-rendered"))
 
 
 @pytest.fixture(scope="module")

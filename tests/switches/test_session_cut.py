@@ -9,7 +9,6 @@ switches with their veths is tests/switches/test_session_cut_lab.py.
 from __future__ import annotations
 
 import json
-import os
 import socket
 from typing import Any
 
@@ -274,19 +273,3 @@ def test_a_cut_fires_once_on_the_session_that_reaches_its_config_line(switch_fac
         again.disconnect()
     assert "%" not in shown
     assert "interface ethernet 1/1 description cut-here" in running  # executed, never answered
-
-
-def test_lab_cut_refuses_a_node_that_is_not_a_lab_switch(monkeypatch, capsys, tmp_path):
-    from tests.cli.test_refusals import _recorded_lab, assert_refused, racfg
-
-    for name in [k for k in os.environ if k.startswith("RACFG_")]:
-        monkeypatch.delenv(name)
-    monkeypatch.setenv("RACFG_STATE_DIR", str(tmp_path / "state"))
-    monkeypatch.setenv("RACFG_LAB_DIR", str(tmp_path / "lab"))
-    monkeypatch.setenv("RACFG_PLAIN", "1")
-    monkeypatch.chdir(tmp_path)
-    _recorded_lab(tmp_path, "unit")
-    code, text = racfg(monkeypatch, capsys, "lab", "cut", "dgx01", "--after", "3", "--site", "unit")
-    assert_refused(code, text, tmp_path, "lab cut: SWITCH dgx01: no such lab switch (lab switches: sw1)")
-    code, text = racfg(monkeypatch, capsys, "lab", "cut", "sw1", "--after", "0", "--site", "unit")
-    assert_refused(code, text, tmp_path, "--after")

@@ -66,10 +66,7 @@ def cutlab() -> Iterator[testing.LabHandle]:
 
 @pytest.fixture(scope="module")
 def rendered(cutlab: testing.LabHandle, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("cutlab-rendered")
-    subprocess.run([str(BIN / "racfg"), "render", str(INVENTORY), "--out", str(out)], check=True,
-                   capture_output=True, text=True)
-    return out
+    return testing.render(INVENTORY, tmp_path_factory.mktemp("cutlab-rendered"))
 
 
 def target(lab: testing.LabHandle, name: str, command_timeout: float = 60.0) -> SwitchTarget:

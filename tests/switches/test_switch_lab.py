@@ -73,10 +73,7 @@ def iblab() -> Iterator[testing.LabHandle]:
 
 @pytest.fixture(scope="module")
 def rendered(swlab: testing.LabHandle, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("swlab-rendered")
-    subprocess.run([str(BIN / "racfg"), "render", str(INVENTORY), "--out", str(out)], check=True,
-                   capture_output=True, text=True)
-    return out
+    return testing.render(INVENTORY, tmp_path_factory.mktemp("swlab-rendered"))
 
 
 # --- helpers ----------------------------------------------------------------------------------

@@ -16,7 +16,6 @@ import pytest
 
 from racfg.connection import NO_OVERRIDES
 from racfg.playbook import PlaybookTracker
-from tests.deploy.test_template_cache import COUNTER as KEPT_TEMPLATES_FILTER
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -150,7 +149,7 @@ def test_a_plain_ansible_playbook_run_with_racfgs_config_freezes_what_each_worke
                            str(play)], env=env, capture_output=True, text=True, timeout=120, check=False)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "WARNING" not in proc.stdout + proc.stderr
-    [frozen] = re.findall(r'"msg": (\d+)', proc.stdout)
+    [frozen] = re.findall(r'"msg": "?(\d+)', proc.stdout)  # 2.16-2.18 print the number as a string
     assert int(frozen) > 1000
 
 
@@ -171,11 +170,8 @@ def test_a_real_playbook_run_records_its_events_and_keeps_no_fact_files(tmp_path
                         "        msg: \"{{ ansible_facts['kernel'] }}\"\n"
                         "    - name: Count what the worker froze\n      ansible.builtin.debug:\n"
                         "        msg: \"{{ 0 | frozen_objects }}\"\n"
-                        "    - name: Count the kept templates\n      ansible.builtin.debug:\n"
-                        "        msg: \"{{ 0 | kept_templates }}\"\n"
                         "    - name: Change something\n      ansible.builtin.command: \"true\"\n")
     write_frozen_objects_filter(tmp_path)
-    (tmp_path / "filter_plugins" / "kept.py").write_text(KEPT_TEMPLATES_FILTER)
     record = tmp_path / "record"
     tracker = PlaybookTracker()
     run = Playbook(str(playbook), tmp_path / "hosts.yml", record, selection=Selection())
@@ -196,10 +192,6 @@ def test_a_real_playbook_run_records_its_events_and_keeps_no_fact_files(tmp_path
     [frozen] = [e["event_data"]["res"]["msg"] for e in events
                 if e["event"] == "runner_on_ok" and e["event_data"]["task"] == "Count what the worker froze"]
     assert int(frozen) > 1000
-    # and its template_cache: the templates compiled before that task are kept for the run's workers
-    [kept] = [e["event_data"]["res"]["msg"] for e in events
-              if e["event"] == "runner_on_ok" and e["event_data"]["task"] == "Count the kept templates"]
-    assert int(kept) > 0
 
 
 def test_the_record_keeps_what_the_tracker_keeps_and_ansible_runner_writes_nothing_itself(tmp_path):

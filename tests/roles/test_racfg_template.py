@@ -72,3 +72,24 @@ def test_racfg_template_renders_what_the_builtin_template_lookup_renders(tmp_pat
     for key, texts in result.items():
         assert texts["ours"] == texts["builtin"], key
         assert texts["ours"].strip(), key  # rendered, not empty
+
+
+def test_the_view_the_builtin_lookup_copies_shares_the_host_variables_and_keeps_its_additions() -> None:
+    """What the builtin lookup does with the view on every ansible-core version: deep-copies it, then
+    adds the template_* variables and template_vars to the copy. The copy reads the same objects (no
+    copy of them) and what it adds never reaches the host's variables."""
+    import copy
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("racfg_template", ROLES / "common" / "lookup_plugins"
+                                                  / "racfg_template.py")
+    assert spec is not None and spec.loader is not None
+    plugin = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(plugin)
+    host = {"racfg_nics": [{"name": "data0"}], "inventory_hostname": "dgx01"}
+    view = plugin.SharedVariables(host)
+    copied = copy.deepcopy(view)
+    copied.update({"template_path": "/x.j2", "item": 1})
+    assert copied["racfg_nics"] is host["racfg_nics"] and copied["item"] == 1
+    assert host == {"racfg_nics": [{"name": "data0"}], "inventory_hostname": "dgx01"}
+    assert "item" not in view

@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 INVENTORY ?= inventory/lab.yaml
 
-.PHONY: setup demo demo-down test lint docs unit bench clean
+.PHONY: setup demo demo-down test lint docs unit bench clean ansible-versions
 
 setup:
 	@scripts/setup.sh
@@ -17,10 +17,16 @@ demo-down: setup
 	$(BIN)/racfg lab down $(INVENTORY)
 
 ## test: linters, unit tests and lab integration tests (needs root for the lab). Two workers, each
-## test module on one of them (tests/conftest.py); then the tests that measure rates, alone.
+## test module on one of them (tests/conftest.py); then the tests that measure rates, alone; then the
+## unit suite and a deploy/validate round on the oldest and the newest ansible-core (ansible-versions).
 test: setup lint docs
-	$(BIN)/pytest -q --durations=30 -n 2 -m "not solo" tests
+	$(BIN)/pytest -q --durations=30 -n 2 -m "not solo and not versions" tests
 	$(BIN)/pytest -q --durations=10 -m solo tests
+	scripts/ansible-versions.sh
+
+## ansible-versions: ansible-core 2.16 (Python 3.11) and 2.21 (Python 3.13), each in a venv of its own
+ansible-versions:
+	scripts/ansible-versions.sh
 
 lint: setup
 	$(BIN)/ruff check racfg tests bench validators roles playbooks

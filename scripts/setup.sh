@@ -21,21 +21,30 @@ if [ ${#missing[@]} -gt 0 ]; then
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
+# VENV, PYTHON, EXTRAS and ANSIBLE_CORE make the other venvs CI tests with (scripts/ansible-versions.sh):
+# e.g. VENV=.venv-ansible221 PYTHON=python3.13 EXTRAS=test ANSIBLE_CORE='ansible-core==2.21.*'.
+VENV=${VENV:-.venv}
 PYTHON=${PYTHON:-python3}
-if [ ! -x .venv/bin/python ]; then
-  echo "setup: creating .venv"
-  "$PYTHON" -m venv .venv
+EXTRAS=${EXTRAS:-dev}
+ANSIBLE_CORE=${ANSIBLE_CORE:-}
+if [ ! -x "$VENV/bin/python" ]; then
+  echo "setup: creating $VENV"
+  "$PYTHON" -m venv "$VENV"
 fi
-stamp=.venv/.racfg-installed
-if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
-  echo "setup: installing racfg and its dependencies into .venv"
-  .venv/bin/pip install -q --upgrade pip
-  .venv/bin/pip install -q -e '.[dev]'
-  touch "$stamp"
+# The stamp holds what was installed: a changed pin or extra installs again, as a newer pyproject.toml does.
+stamp=$VENV/.racfg-installed
+wanted="extras=$EXTRAS ansible-core=${ANSIBLE_CORE:-pyproject}"
+installed=$(cat "$stamp" 2>/dev/null || echo none)
+[ -n "$installed" ] || installed="extras=dev ansible-core=pyproject"  # an empty stamp: written before stamps said what
+if [ "$installed" != "$wanted" ] || [ pyproject.toml -nt "$stamp" ]; then
+  echo "setup: installing racfg and its dependencies into $VENV ($wanted)"
+  "$VENV/bin/pip" install -q --upgrade pip
+  "$VENV/bin/pip" install -q -e ".[$EXTRAS]" ${ANSIBLE_CORE:+"$ANSIBLE_CORE"}
+  echo "$wanted" > "$stamp"
 fi
 
 # Bytecode for racfg's own modules, as a regular (non-editable) pip install writes it: the editable
 # install has none, and where PYTHONDONTWRITEBYTECODE is set (this machine, CI) every racfg command
 # compiled its modules again at start (0.14 of the 0.5 CPU-s of `racfg check inventory/lab.yaml`).
 # Python still checks each file against its source, and this compiles only what changed.
-.venv/bin/python -m compileall -q racfg >/dev/null
+"$VENV/bin/python" -m compileall -q racfg >/dev/null

@@ -6,6 +6,7 @@ The roles skip their tasks when the probe finds nothing different, so a check th
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -240,16 +241,26 @@ def test_the_facts_are_what_setups_collectors_read() -> None:
     assert set(mine) == {"hostname", "kernel", "distribution", "distribution_version", "distribution_release"}
 
 
-def _module_result(module, args: dict, capsys: pytest.CaptureFixture[str]) -> dict:
-    """What ``module``'s main() prints for ``args``, as Ansible would run it."""
-    from ansible.module_utils.testing import patch_module_args
+def _module_result(module, args: dict, capsys: pytest.CaptureFixture[str],
+                   monkeypatch: pytest.MonkeyPatch) -> dict:
+    """What ``module``'s main() prints for ``args``, as Ansible would run it.
 
+    ansible-core 2.19 and later have ``ansible.module_utils.testing.patch_module_args``; 2.16-2.18 have
+    no such helper, and their guide to unit-testing modules sets ``basic._ANSIBLE_ARGS`` (its
+    ``set_module_args``), as this does there."""
+    try:
+        from ansible.module_utils.testing import patch_module_args
+    except ImportError:  # ansible-core 2.16-2.18
+        from ansible.module_utils import basic
+
+        monkeypatch.setattr(basic, "_ANSIBLE_ARGS", json.dumps({"ANSIBLE_MODULE_ARGS": args}).encode())
+        patch_module_args = contextlib.nullcontext
     with patch_module_args(args), pytest.raises(SystemExit):
         module.main()
     return json.loads(capsys.readouterr().out)
 
 
-def test_the_probe_reads_the_drives_as_the_drives_probe_does(tmp_path: Path, capsys) -> None:
+def test_the_probe_reads_the_drives_as_the_drives_probe_does(tmp_path: Path, capsys, monkeypatch) -> None:
     """playbooks/read.yml gives a storage server's drives read to the common role's probe (its drives
     option): one module run, and the same answer as racfg_drive_probe's (a drive gone, the udev rule
     missing, the record's diff), with the probe's own diff beside it."""
@@ -262,9 +273,9 @@ def test_the_probe_reads_the_drives_as_the_drives_probe_does(tmp_path: Path, cap
                         "files": [{"path": str(tmp_path / "60-sched.rules"), "content": "ACTION==add\n"}],
                         "diffs": True}}
     own = {"files": [{"path": str(mine), "content": "new\n"}], "diffs": True}
-    alone = _module_result(drive_probe, drives, capsys)
-    without = _module_result(racfg_probe, own, capsys)
-    probed = _module_result(racfg_probe, {**own, "drives": drives}, capsys)
+    alone = _module_result(drive_probe, drives, capsys, monkeypatch)
+    without = _module_result(racfg_probe, own, capsys, monkeypatch)
+    probed = _module_result(racfg_probe, {**own, "drives": drives}, capsys, monkeypatch)
     assert "drives" not in without  # not asked: not read
     assert probed["drives"] == {k: v for k, v in alone.items() if k not in ("diff", "changed", "invocation")}
     assert probed["drives"]["drives"][0]["present"] is False and probed["drives"]["weka_installed"] is False

@@ -121,6 +121,7 @@ RESERVED_VARS = frozenset({
     "module_defaults", "name", "no_log", "notify", "order", "poll", "port", "post_tasks", "pre_tasks",
     "register", "remote_user", "rescue", "retries", "roles", "run_once", "serial", "strategy", "tags", "tasks",
     "throttle", "timeout", "until", "vars", "vars_files", "vars_prompt", "when",
+    "validate_argspec",  # a play keyword ansible-core 2.21 reserves (2.16-2.19 do not)
     # magic variables
     "group_names", "groups", "hostvars", "inventory_dir", "inventory_file", "inventory_hostname",
     "inventory_hostname_short", "item", "omit", "play_hosts", "playbook_dir", "role_name", "role_names",

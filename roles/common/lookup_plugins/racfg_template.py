@@ -44,8 +44,11 @@ options:
     type: dict
     default: {}
   convert_data:
-    description: ansible-core 2.16-2.18 only; whether the rendered text is converted to data
+    description:
+      - ansible-core 2.16-2.18 only (2.19 and later never convert); whether the rendered text is converted
+        to data. Off here (the builtin's default is on), so the text is what the template module writes.
     type: bool
+    default: false
   jinja2_native:
     description: ansible-core 2.16-2.18 only; Jinja2's native types
     type: bool

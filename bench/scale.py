@@ -50,7 +50,8 @@ RACFG = [sys.executable, "-m", "racfg"]
 STEPS = ("deploy", "rerun", "plain", "runner", "validate", "drift", "smoke")
 RATIO_TARGET = 1.10  # racfg's controller CPU over plain ansible-playbook's on the same inventory
 # A converged site's re-check (issue 40): wall time against validate's on the same lab, in one run
-CONVERGED_RATIOS = {"no-change deploy": 3.0, "drift": 2.0}
+# (issue 52: the no-change deploy at most 1.5x, with public ansible-core API only; issue 40 had 3x)
+CONVERGED_RATIOS = {"no-change deploy": 1.5, "drift": 2.0}
 RERUN_CPU_TARGET = 1.0  # controller CPU-s per host of a no-change deploy
 # The three ways the no-change site.yml runs, as the rows name them
 RERUN, PLAIN, RUNNER = "no-change deploy", "plain ansible-playbook", "ansible-runner alone"

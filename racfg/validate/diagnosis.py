@@ -204,7 +204,8 @@ def plan_cables(switches: dict[str, dict[str, Any]]) -> list[CableEnd]:
 
 def diagnose(results: list[Result], cables: list[CableEnd],
              isls: list[IslPlan] | None = None) -> tuple[list[Problem], list[Result]]:
-    """The problems of a run, causes first, and the results with ``cause`` set to their problem's id.
+    """The problems of a run, causes first, and the results with ``cause`` set to their problem's id
+    and ``fix`` to its fix (a symptom's own fix is for the symptom read alone: Result.folded_under).
 
     ``cables``: the cabling plan (every host NIC and the switch port it is cabled to); ``isls``: a
     leaf-spine site's inter-switch links (racfg.validate.fabric_diagnosis), whose faults come after
@@ -217,7 +218,9 @@ def diagnose(results: list[Result], cables: list[CableEnd],
     for fabric_rule in _FABRIC_RULES:
         problems.extend(fabric_rule(run, isls or []))
     problems.extend(_unexplained(run, results))
-    return problems, [r.explained_by(run.claimed.get(r.check)) for r in results]
+    by_id = {p.id: p for p in problems}
+    return problems, [r.folded_under(by_id[run.claimed[r.check]]) if r.check in run.claimed else r.explained_by(None)
+                      for r in results]
 
 
 def _unexplained(run: _Run, results: list[Result]) -> Iterator[Problem]:

@@ -133,3 +133,32 @@ def test_the_recap_names_the_target_the_problem_the_fix_and_what_stands():
     document = verdict.as_dict()
     assert document["refused"] == [{"target": "stor01", "problems": verdict.refused["stor01"]}]
     assert document["kept"] == "20261128-040000" and document["recorded"] is None
+
+
+def test_the_deploy_recap_and_json_say_what_became_of_the_baseline(capsys, monkeypatch):
+    """The table recap prints the refusal (target, problem, fix, what stands); JSON carries it whole."""
+    from types import SimpleNamespace
+
+    from racfg.cli.deploy_cmd import RecapFormat, report
+    from racfg.deploy.command import LIMITED_RUN, DeployOutcome
+    from racfg.errors import ExitCode
+
+    monkeypatch.setenv("RACFG_PLAIN", "1")
+    verdict = BaselineVerdict(kept="20261128-040000", validated=["stor01"], note="every target the run changed "
+                              "fails validate: the baseline 20261128-040000 stands", refused={"stor01": [
+                                  {"id": "carrier:sw1:1/17", "kind": "carrier", "cause": "no link", "fix": "re-plug"}]})
+    host = {"host": "stor01", "ok": 3, "changed": 1, "failed": 0, "unreachable": 0, "skipped": 0, "problems": [],
+            "changes": ["common : x"], "skips": [], "seconds": 1.0}
+    outcome = DeployOutcome(SimpleNamespace(path=Path("/runs/x-deploy")), [host], ExitCode.OK,
+                            baseline_verdict=verdict)
+    report(outcome, RecapFormat.table, show_diff=False)
+    out = capsys.readouterr().out
+    assert "baseline NOT recorded for stor01" in out and "no link [carrier:sw1:1/17]" in out and "fix: re-plug" in out
+    assert "baseline: every target the run changed fails validate: the baseline 20261128-040000 stands" in out
+    report(outcome, RecapFormat.json, show_diff=False)
+    document = json.loads(capsys.readouterr().out)
+    assert document["baseline"] is None and document["baseline_state"]["refused"][0]["target"] == "stor01"
+    limited = DeployOutcome(SimpleNamespace(path=Path("/runs/y-deploy")), [host], ExitCode.OK,
+                            baseline_verdict=BaselineVerdict(note=LIMITED_RUN))
+    report(limited, RecapFormat.table, show_diff=False)
+    assert f"baseline: {LIMITED_RUN}" in capsys.readouterr().out

@@ -12,9 +12,10 @@ changed nothing keeps the baseline it has and validates nothing (a converged re-
 as its read pass). validate runs in this process, limited to the candidates, on the inventory the
 deploy rendered (racfg.validate.command.run_validate); its record is kept beside the deploy's.
 
-Clock synchronisation and LLDP neighbours take seconds to settle after a deploy restarts chrony or
-lldpd or brings a NIC up: a candidate whose only failures are those is validated again (those checks
-only) until they pass or ``settle_s`` runs out, then judged on what it found.
+Clock synchronisation, LLDP neighbours, BGP sessions and the paths over them take seconds to settle
+after a deploy restarts chrony or lldpd, brings a NIC up or configures a switch: a candidate whose
+only failures are those is validated again (those checks only) until they pass or ``settle_s`` runs
+out, then judged on what it found.
 """
 
 from __future__ import annotations
@@ -31,9 +32,11 @@ from racfg.inventory import Cluster
 from racfg.playbook import HostProgress
 from racfg.results import Report, Result, Status
 
-# Checks whose state converges by itself within seconds of a deploy (chrony's first sync, lldpd's
-# first announcements heard at both ends).
-SETTLING = ("*/system/clock_synchronised", "*/fabric/lldp_neighbour*", "*/switches/port_lldp_neighbour*")
+# Checks whose state converges by itself within seconds of a deploy: chrony's first sync, lldpd's
+# first announcements heard at both ends, BGP sessions and the routes they carry on a routed fabric,
+# and the paths between hosts that ride on them (validate's fabric category: LLDP and the path pings).
+SETTLING = ("*/system/clock_synchronised", "*/fabric/*", "*/switches/port_lldp_neighbour*",
+            "*/switches/isl_lldp*", "*/switches/bgp_session*", "*/switches/ecmp_links")
 SETTLE_S = 90.0
 SETTLE_POLL_S = 5.0
 

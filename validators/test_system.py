@@ -103,7 +103,9 @@ def test_time_sources(node, probe, verdict, ctx):
     state so that a clock that cannot synchronise is named by its cause where the configuration shows it."""
     from racfg.hostfacts.chrony import parse_chrony_sources
 
-    want = [str(s) for s in ctx.site.group_vars.get("racfg_time_sources") or []]
+    # as the role reads it: a host's (or the provider's) variable over the site's
+    want = [str(s) for s in ctx.host_vars(node.target).get("racfg_time_sources",
+                                                            ctx.site.group_vars.get("racfg_time_sources")) or []]
     section = probe.section("chrony_conf", allow_fail=True)
     if not section.ok:
         verdict.expect(", ".join(want) or "a chrony configuration", "no chrony configuration "

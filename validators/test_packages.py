@@ -18,5 +18,6 @@ def _installed(probe) -> dict[str, str]:
 def test_installed(package, probe, verdict, ctx):
     version = _installed(probe).get(package.label)
     fix = f"racfg deploy {ctx.inventory_display} --limit {package.target} --tags {package.value}"
-    verdict.expect("installed", version or "not installed", ok=version is not None, fix=fix)
-    verdict.note(f"{package.label} {version}")
+    verdict.expect(f"{package.label} installed (role {package.value})",
+                   f"{package.label} {version} installed" if version else "not installed", ok=version is not None,
+                   fix=fix)

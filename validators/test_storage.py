@@ -45,8 +45,11 @@ def _drive(drive, probe, verdict):
 
 
 def test_present(drive, probe, verdict):
+    """The declared path is a block device the kernel has: expected and found both shown (a pass
+    says what it compared: the path, and what lsblk read there)."""
     have = _drive(drive, probe, verdict)
-    verdict.note(f"{drive.label} ({have.path}): {have.model or 'no model reported'}, {have.size_bytes} bytes")
+    verdict.expect(f"a block device at {drive.label}", f"{have.path} ({have.type}): "
+                   f"{have.model or 'no model reported'}, {have.size_bytes} bytes", ok=True)
 
 
 def test_count(node, probe, verdict):

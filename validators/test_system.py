@@ -5,8 +5,10 @@ from __future__ import annotations
 import pytest
 
 from racfg.errors import CannotRunError
+from racfg.hostfacts.chrony import CHRONY_CONF_COMMAND
 
 FIX_TAGS = "common"
+LLDPD_CONF = "/etc/lldpd.d/racfg.conf"  # roles/common: common_lldpd_conf
 # The sections these checks read (racfg.validate.probe.collect_commands runs them in one script).
 COMMANDS = {
     "hostname": "hostname",
@@ -14,6 +16,8 @@ COMMANDS = {
     "kernel": "uname -r",  # also read by test_consistency
     "chrony_active": "systemctl is-active chrony",
     "chrony_tracking": "chronyc -n tracking",
+    "chrony_conf": CHRONY_CONF_COMMAND,  # the sources chronyd is configured with (the cause of a clock off)
+    "lldpd_conf": "cat /etc/lldpd.conf /etc/lldpd.d/*.conf 2>/dev/null; true",  # what lldpd announces
 }
 
 
@@ -73,6 +77,45 @@ def test_lldpd_running(node, probe, verdict, ctx):
     if ctx.site.group_vars.get("racfg_fabric", {}).get("type") == "infiniband":
         pytest.skip("InfiniBand has no LLDP: cabling is checked from the subnet manager's view (ibnetdiscover)")
     verdict.expect("active", _agent_state(probe, "lldpd_active"))
+
+
+@pytest.mark.applies(not_fabric="infiniband")
+@pytest.mark.roles("dgx", "storage")
+def test_lldpd_config(node, probe, verdict):
+    """What lldpd is configured to announce (its lldpcli commands in /etc/lldpd.conf and /etc/lldpd.d/):
+    the host's inventory name as system name, the interface name as port id. Read beside the LLDP
+    checks so that a wrong announcement is named as itself, not as a cable in the wrong port."""
+    said = {"hostname": "(none: the host name)", "portidsubtype": "(none: the MAC address)"}
+    for line in probe.section("lldpd_conf", allow_fail=True).out.splitlines():
+        words = line.split()
+        if words[:3] == ["configure", "system", "hostname"] and len(words) > 3:
+            said["hostname"] = words[3]
+        elif words[:3] == ["configure", "lldp", "portidsubtype"] and len(words) > 3:
+            said["portidsubtype"] = words[3]
+    want = f"system name {node.target}, port id ifname"
+    have = f"system name {said['hostname']}, port id {said['portidsubtype']}"
+    verdict.expect(want, have, message=f"lldpd's configuration ({LLDPD_CONF})")
+
+
+@pytest.mark.roles("dgx", "storage")
+def test_time_sources(node, probe, verdict, ctx):
+    """chrony's configured sources against the site's (site.time_sources): read beside the clock's
+    state so that a clock that cannot synchronise is named by its cause where the configuration shows it."""
+    from racfg.hostfacts.chrony import parse_chrony_sources
+
+    # as the role reads it: a host's (or the provider's) variable over the site's
+    want = [str(s) for s in ctx.host_vars(node.target).get("racfg_time_sources",
+                                                            ctx.site.group_vars.get("racfg_time_sources")) or []]
+    section = probe.section("chrony_conf", allow_fail=True)
+    if not section.ok:
+        verdict.expect(", ".join(want) or "a chrony configuration", "no chrony configuration "
+                       "(neither /etc/chrony/chrony.conf nor /etc/chrony.conf)", ok=False)
+    have = parse_chrony_sources(section.out)
+    if not want:
+        verdict.info(f"{', '.join(have) or 'no source'} (site.time_sources is empty: the host keeps its own)")
+        return
+    verdict.expect(", ".join(want), ", ".join(have) or "(no source)", ok=sorted(have) == sorted(want),
+                   message="chrony's configured sources against site.time_sources")
 
 
 @pytest.mark.roles("dgx", "storage")

@@ -35,10 +35,13 @@ def _live(probe) -> dict[str, tuple[bool, str]]:
     return out
 
 
-def _persisted(probe) -> dict[str, str]:
+def _persisted(probe) -> dict[str, str] | None:
+    """The keys racfg's sysctl file persists; None when the file is missing."""
     section = probe.section("sysctl_file", allow_fail=True)
+    if not section.ok:
+        return None
     out = {}
-    for line in section.out.splitlines() if section.ok else []:
+    for line in section.out.splitlines():
         key, sep, value = line.partition("=")
         if sep and not line.lstrip().startswith(("#", ";")):
             out[key.strip()] = normalise_sysctl(value)
@@ -53,11 +56,22 @@ def test_sysctl_live(sysctl, probe, verdict):
     if value != sysctl.value and not writable:
         pytest.skip(f"{sysctl.label} is read-only here (/proc/sys not writable for it, as in a container): "
                     f"live value {value} cannot be set; it is persisted in {sysctl_file()}")
-    verdict.expect(sysctl.value, value)
+    persisted = (_persisted(probe) or {}).get(sysctl.label)
+    cause = (f"persisted as {persisted} in {sysctl_file()} but {value} live: changed at runtime since it was "
+             "applied" if persisted == sysctl.value and value != sysctl.value else None)
+    verdict.expect(sysctl.value, value, message=cause)
 
 
 def test_sysctl_persisted(sysctl, probe, verdict):
-    verdict.expect(sysctl.value, _persisted(probe).get(sysctl.label, f"(not in {sysctl_file()})"))
+    persisted = _persisted(probe)
+    if persisted is None:
+        verdict.expect(sysctl.value, f"({sysctl_file()} missing)", ok=False,
+                       message="nothing racfg sets in the kernel would survive the next boot")
+    value = persisted.get(sysctl.label, f"(not in {sysctl_file()})")
+    live = _live(probe).get(sysctl.label, (False, ""))[1] if probe.get("sysctl_live") is not None else ""
+    cause = (f"set live ({live}) but not persisted: lost at the next boot" if live == sysctl.value
+             and value != sysctl.value else None)
+    verdict.expect(sysctl.value, value, message=cause)
 
 
 def test_cpu_governor(node, probe, verdict, ctx):

@@ -25,18 +25,25 @@ from racfg.switches.facts import ConfigLine, has_bgp_process
 
 def record_baseline(cluster: Cluster, run: Playbook, record: RunRecord,
                     overrides: ConnectionOverrides = NO_OVERRIDES, stop: threading.Event | None = None,
-                    staging: Path | None = None, switch_facts: dict[str, dict[str, Any]] | None = None
+                    staging: Path | None = None, switch_facts: dict[str, dict[str, Any]] | None = None,
+                    renew: set[str] | None = None, previous: dict[str, Any] | None = None
                     ) -> tuple[Path | None, str | None]:
     """Keep host facts and switch facts as the baseline.
 
     ``staging`` holds the host documents the run itself read and can vouch for (the common
-    role's probe, in a run that changed nothing); ``switch_facts`` are those of the switches the
+    role's probe, for a host the run did not change); ``switch_facts`` are those of the switches the
     run's switch play read and left unchanged. complete_facts reads the rest.
+    ``renew``: the hosts and switches whose facts this run records (racfg.baseline.gate: they pass
+    validate); every other one keeps its facts in ``previous`` (the current baseline), or has none.
+    None: every target's.
     Returns (baseline directory, None), or (None, why not): the previous baseline then stays.
     """
     staging = staging if staging is not None else staging_dir(cluster.name)
+    if renew is not None:
+        keep_previous(staging, previous or {}, renew)
+        switch_facts = {n: f for n, f in (switch_facts or {}).items() if n in renew}
     error = complete_facts(cluster, staging, run.inventory, run.connection_options, record.path / "facts",
-                           overrides, stop, forks=run.selection.forks, known_switches=switch_facts)
+                           overrides, stop, forks=run.selection.forks, known_switches=switch_facts, only=renew)
     if error is not None:
         shutil.rmtree(staging, ignore_errors=True)
         return None, error
@@ -69,21 +76,23 @@ def collect_facts(cluster: Cluster, inventory: Path, connection: list[str], reco
 def complete_facts(cluster: Cluster, staging: Path, inventory: Path, connection: list[str],
                    record_dir: Path, overrides: ConnectionOverrides = NO_OVERRIDES,
                    stop: threading.Event | None = None, forks: int = 20,
-                   known_switches: dict[str, dict[str, Any]] | None = None) -> str | None:
+                   known_switches: dict[str, dict[str, Any]] | None = None, only: set[str] | None = None) -> str | None:
     """Read what ``staging`` lacks: the hosts without a document by one run of playbooks/facts.yml
     (limited to them; every host when none has one), the switches not in ``known_switches`` with
-    the switch drivers. None, or why the facts could not all be read.
+    the switch drivers; of ``only`` those hosts and switches when given. None, or why the facts
+    could not all be read.
 
     Why one place: deploy's baseline and drift's "now" both start from what a run already read
     and must end with every host and switch, read no more than once."""
-    missing = [h.name for h in cluster.hosts if not (staging / "hosts" / f"{h.name}.json").is_file()]
+    hosts = [h.name for h in cluster.hosts if only is None or h.name in only]
+    missing = [name for name in hosts if not (staging / "hosts" / f"{name}.json").is_file()]
     error = None
     if missing:
         error = read_host_facts(inventory, connection, record_dir, staging, stop, forks=forks,
                                 limit=",".join(missing) if len(missing) < len(cluster.hosts) else None,
                                 withheld_env=password_variables(cluster))
-    return error or _missing_host_facts(cluster, staging) or _add_switch_facts(cluster, staging, overrides,
-                                                                              known=known_switches)
+    return error or _missing_host_facts(hosts, staging) or _add_switch_facts(cluster, staging, overrides,
+                                                                            known=known_switches, only=only)
 
 
 def read_host_facts(inventory: Path, connection: list[str], record_dir: Path, staging: Path,
@@ -118,14 +127,29 @@ def write_host_facts(staging: Path, facts: dict[str, dict[str, Any]]) -> None:
         path.chmod(0o600)
 
 
-def _missing_host_facts(cluster: Cluster, staging: Path) -> str | None:
-    missing = [h.name for h in cluster.hosts if not (staging / "hosts" / f"{h.name}.json").is_file()]
+def keep_previous(staging: Path, previous: dict[str, Any], renew: set[str]) -> None:
+    """The staging directory as ``previous`` holds every target not in ``renew``: its document there
+    (the last good one), or none; what this run read of such a target is not kept."""
+    for kind in ("hosts", "switches"):
+        for path in (staging / kind).glob("*.json"):
+            if path.stem not in renew:
+                path.unlink()
+        for name, facts in (previous.get(kind) or {}).items():
+            if name not in renew:
+                path = staging / kind / f"{name}.json"
+                path.write_text(json.dumps(facts, indent=4 if kind == "hosts" else 2, sort_keys=True) + "\n")
+                path.chmod(0o600)
+
+
+def _missing_host_facts(hosts: list[str], staging: Path) -> str | None:
+    missing = [name for name in hosts if not (staging / "hosts" / f"{name}.json").is_file()]
     return f"host facts missing for {', '.join(missing)}" if missing else None
 
 
 def _add_switch_facts(cluster: Cluster, staging: Path, overrides: ConnectionOverrides,
-                      known: dict[str, dict[str, Any]] | None = None) -> str | None:
-    """Write every switch's facts into the staging directory; why not, if they cannot be read.
+                      known: dict[str, dict[str, Any]] | None = None, only: set[str] | None = None) -> str | None:
+    """Write every switch's facts (of ``only`` when given) into the staging directory; why not, if
+    they cannot be read.
 
     ``known``: facts already read in this run (an unchanged switch's, from the switch play); the
     other switches are read now."""
@@ -133,8 +157,9 @@ def _add_switch_facts(cluster: Cluster, staging: Path, overrides: ConnectionOver
 
     known = {name: facts for name, facts in (known or {}).items()
              if name in cluster.switches and not _routing_unread(facts)}
+    skip = set(known) | ({n for n in cluster.switches if n not in only} if only is not None else set())
     try:
-        switches = {**known, **switch_baseline(cluster, overrides, skip=set(known))}
+        switches = {**known, **switch_baseline(cluster, overrides, skip=skip)}
     except RacfgError as exc:
         return f"switch facts could not be read ({exc})"
     for name, facts in switches.items():

@@ -84,11 +84,22 @@ def report(outcome: DeployOutcome, fmt: RecapFormat, show_diff: bool) -> None:
     if outcome.lock_lost:
         say(f"deploy: the site lock was lost ({outcome.lock_lost}): the run stopped there, as on Ctrl-C; "
             "another run may have started beside it (`racfg lock show`)", "red")
+    baseline_lines(outcome)
+    say(f"run record: {outcome.record.path}")
+
+
+def baseline_lines(outcome: DeployOutcome) -> None:
+    """What the run did with the baseline: recorded (for which targets), or why not, target by target."""
+    verdict = outcome.baseline_verdict
+    for line in verdict.lines() if verdict else []:
+        say(line, "red")
     if outcome.baseline:
-        say(f"baseline recorded in {outcome.baseline}")
+        renewed = f" (new facts of {', '.join(verdict.recorded)})" if verdict and verdict.recorded else ""
+        say(f"baseline recorded in {outcome.baseline}{renewed}")
     elif outcome.baseline_error:
         say(f"baseline NOT recorded, the previous one stays: {outcome.baseline_error}", "yellow")
-    say(f"run record: {outcome.record.path}")
+    elif verdict and verdict.note:
+        say(f"baseline: {verdict.note}")
 
 
 def stop_lines(outcome: DeployOutcome) -> list[str]:
@@ -146,7 +157,14 @@ def deploy(
     Checks the inventory (refuses policy errors unless --force), renders it, and runs
     playbooks/site.yml through ansible-runner with a live view. A second run changes nothing.
     Every run leaves `.racfg/runs/TIME-deploy/` (full log, events, rendered inventory,
-    results.json); a successful full run records the baseline for `racfg drift`.
+    results.json).
+
+    The baseline `racfg drift` compares against is a good state: a full run (no --limit, --tags or
+    --skip-tags) records the facts of each host and switch it changed (or that the baseline lacks)
+    only when the run succeeded there and it then passes validate's checks (run on those targets
+    only); one that fails keeps its last good facts, and the recap names it with its problem and
+    fix. A run that changed nothing keeps the baseline it has and runs no validate; a --limit,
+    --tags or --skip-tags run records none.
 
     Ctrl-C, SIGTERM or a lost site lock stop the run: no task starts after it, the run's module
     processes still running on the hosts are awaited (--stop-wait), then stopped, and only then is

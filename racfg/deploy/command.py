@@ -13,7 +13,8 @@ from typing import Any
 
 from racfg.ansible_errors import AnsibleError
 from racfg.baseline.collect import record_baseline, write_host_facts
-from racfg.baseline.store import staging_dir
+from racfg.baseline.gate import BaselineVerdict, candidates, judge, validator
+from racfg.baseline.store import load_baseline, staging_dir
 from racfg.connection import NO_OVERRIDES, ConnectionOverrides
 from racfg.deploy.passes import READ_PLAYBOOK, read_then_apply, reads_first
 from racfg.deploy.preflight import check_switch_host_keys, run_preflight
@@ -68,6 +69,10 @@ def records_baseline(options: DeployOptions) -> bool:
             and not options.skip_tags)
 
 
+LIMITED_RUN = ("a --limit, --tags or --skip-tags run records no baseline (it leaves the rest of the site as "
+               "it was): the last full run's stands")
+
+
 @dataclass
 class DeployOutcome:
     record: RunRecord
@@ -76,6 +81,8 @@ class DeployOutcome:
     interrupted: bool = False
     baseline: Path | None = None
     baseline_error: str | None = None
+    # A full run: what it recorded of the baseline, what it refused (target -> problems) and why.
+    baseline_verdict: BaselineVerdict | None = None
     diffs: list[dict[str, str]] = field(default_factory=list)
     # With DeployOptions.read_facts: the facts the run read, per host and per switch (those it reached).
     host_facts: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -117,6 +124,7 @@ class DeployOutcome:
             "hosts": self.hosts,
             "baseline": str(self.baseline) if self.baseline else None,
             "baseline_error": self.baseline_error,
+            "baseline_state": self.baseline_verdict.as_dict() if self.baseline_verdict else None,
             "could_not_run": self.could_not_run,
             "ansible_errors": [e.as_dict() for e in self.ansible_errors],
             "stop_reason": self.stop_reason,
@@ -198,22 +206,51 @@ def run_deploy(cluster: Cluster, options: DeployOptions, title: str = "deploy",
         if options.read_facts:
             outcome.host_facts, outcome.switch_facts = tracker.host_facts, tracker.switch_facts
         outcome.would_change, outcome.not_read = tracker.would_change, tracker.not_read
-        if outcome.exit_code == ExitCode.OK and wants_baseline:
-            if staging is not None and tracker.totals["changed"] == 0:
-                write_host_facts(staging, tracker.host_facts)  # read before the run, and nothing changed since
-            outcome.baseline, outcome.baseline_error = record_baseline(cluster, run, record, overrides, stop,
-                                                                       staging=staging,
-                                                                       switch_facts=tracker.switch_facts)
+        if wants_baseline and not interrupted and tracker.stats_seen and not outcome.ansible_errors:
+            outcome.baseline_verdict, outcome.baseline_error = _good_state(cluster, tracker, run, record, overrides,
+                                                                           stop, staging, inventory_dir)
+            outcome.baseline = outcome.baseline_verdict.path
             if stop.is_set():
                 outcome.interrupted, outcome.exit_code = True, ExitCode.CANNOT_RUN
         elif staging is not None:
             shutil.rmtree(staging, ignore_errors=True)
+        elif not (wants_baseline or options.check) and options.baseline:
+            outcome.baseline_verdict = BaselineVerdict(note=LIMITED_RUN)
         if stop.is_set():
             _stopped(outcome, cluster, overrides, options, stop, tracker, run)
         if lock.lost is not None:
             outcome.lock_lost, outcome.exit_code = lock.lost, ExitCode.CANNOT_RUN
         record.write_json("results.json", outcome.as_dict())
         return outcome
+
+
+def _good_state(cluster: Cluster, tracker: PlaybookTracker, run: Playbook, record: RunRecord,
+                overrides: ConnectionOverrides, stop: Stop, staging: Path | None, rendered: Path,
+                ) -> tuple[BaselineVerdict, str | None]:
+    """Record the baseline of a full run's good targets (racfg.baseline.gate): those it changed or the
+    baseline lacks, that it succeeded on and that pass validate now; (what it did, why it could not).
+    Nothing to judge (a run that changed nothing): the baseline it has stands, nothing is read."""
+    previous = load_baseline(cluster.name)
+    verdict = BaselineVerdict(kept=(previous or {}).get("meta", {}).get("id"))
+    names = candidates(tracker.hosts, previous)
+    if names:
+        runs: list[str] = []
+        verdict.refused, _ = judge(names, validator(cluster, overrides, rendered, runs), stop)
+        verdict.validated, verdict.validate_run = names, runs[0] if runs else None
+    renew = set(names) - set(verdict.refused)
+    if not renew:
+        if staging is not None:
+            shutil.rmtree(staging, ignore_errors=True)
+        verdict.note = ("every target the run changed fails validate" if names else "the run changed nothing") + (
+            f": the baseline {verdict.kept} stands" if verdict.kept else ": no baseline recorded")
+        return verdict, None
+    if staging is not None:  # the read pass's documents of the hosts it then left unchanged
+        write_host_facts(staging, {h: doc for h, doc in tracker.host_facts.items()
+                                   if h in tracker.hosts and not tracker.hosts[h].changed})
+    verdict.path, error = record_baseline(cluster, run, record, overrides, stop, staging=staging,
+                                          switch_facts=tracker.switch_facts, renew=renew, previous=previous)
+    verdict.recorded = sorted(renew) if verdict.path else []
+    return verdict, error
 
 
 def _stopped(outcome: DeployOutcome, cluster: Cluster, overrides: ConnectionOverrides, options: DeployOptions,

@@ -58,3 +58,27 @@ def parse_chronyc_tracking(text: str | bytes) -> ChronyTracking:
         offset_seconds=seconds if offset.group(2) == "fast" else -seconds,
         leap_status=fields["Leap status"],
     )
+
+
+# chrony's source directives (chrony.conf(5)): the first argument is the server's address or name.
+_SOURCE_DIRECTIVES = ("server", "pool", "peer")
+
+# The configured sources as chronyd reads them: chrony.conf (Debian's path, else RHEL's), then the
+# files of each ``confdir``/``sourcedir`` and ``include`` it names (the ones chronyd reads too).
+CHRONY_CONF_COMMAND = (
+    "f=/etc/chrony/chrony.conf; [ -f $f ] || f=/etc/chrony.conf; cat $f || exit 3; "
+    "for d in $(awk '$1==\"confdir\"||$1==\"sourcedir\"{for(i=2;i<=NF;i++)print $i}' $f); do "
+    "cat \"$d\"/*.conf \"$d\"/*.sources 2>/dev/null; done; "
+    "for g in $(awk '$1==\"include\"{print $2}' $f); do cat $g 2>/dev/null; done; true"
+)
+
+
+def parse_chrony_sources(text: str) -> list[str]:
+    """The time sources a chrony configuration names (``server``, ``pool``, ``peer``), in order, once
+    each; comments (``#``, ``!``, ``;``, ``%``) and other directives are left out."""
+    sources: list[str] = []
+    for line in text.splitlines():
+        words = line.split()
+        if len(words) >= 2 and words[0] in _SOURCE_DIRECTIVES and words[1] not in sources:
+            sources.append(words[1])
+    return sources

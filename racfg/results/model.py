@@ -88,6 +88,13 @@ class Result:
         """This result linked to the problem that explains it (None: its own problem, or none)."""
         return replace(self, cause=problem_id)
 
+    def folded_under(self, problem: Problem) -> Result:
+        """This result as one of ``problem``'s: linked to it, and carrying its one fix instead of the
+        result's own. Why: a symptom's own fix is for the symptom read alone ("check the cable" for
+        the carrier of a NIC set down), wrong once the cause is known; every renderer shows
+        ``Result.fix``, so the problem's fix shows in every format."""
+        return replace(self, cause=problem.id, fix=problem.fix)
+
 
 @dataclass
 class Report:

@@ -6,7 +6,8 @@ which switch port). The result model only carries the outcome (``Problem``, ``Re
 every renderer shows it without knowing the rules.
 
 The causal order is the physical one: switch port admin state, host NIC admin state, link/carrier,
-the agent that reads the link (lldpd, chronyd), LLDP neighbours, address, MTU, the end-to-end path.
+the agent that reads the link (lldpd, chronyd), that agent's configuration (chrony's sources against
+the site's, what lldpd announces), LLDP neighbours, address, MTU, the end-to-end path.
 Each rule takes the failing results of one kind as roots and claims, from what is still unclaimed,
 the failures that root explains (the same cable's later links, the switch's unsaved config ...).
 Kinds run in causal order, so a symptom two causes could explain goes to the earlier cause. A
@@ -117,6 +118,33 @@ def _agents(run: _Run, cables: list[CableEnd]) -> Iterator[Problem]:
             yield run.take("agent", f"{host}:{agent}", root, f"{agent} is not running on {host}", explains)
 
 
+def _agent_config(run: _Run, cables: list[CableEnd]) -> Iterator[Problem]:
+    """An agent running with the wrong configuration: chrony pointed at sources that are not the
+    site's explains the clock that does not synchronise; lldpd announcing the wrong name or port id
+    explains the neighbours both ends hear wrong (not a cable in the wrong port). And racfg's sysctl
+    file missing is one problem, not one per kernel parameter."""
+    hosts = sorted({c.host for c in cables} | {r.target for r in run.failing.values()}, key=natural_key)
+    for host in hosts:
+        sources = run.open(check_key(host, "system", "time_sources"))
+        if sources is not None and sources.status is Status.FAIL:
+            yield run.take("time_sources", f"{host}:chrony", sources,
+                           f"chrony on {host} is configured with {sources.actual}, not the site's time sources "
+                           f"{sources.expected} (site.time_sources)", [check_key(host, "system", "clock_synchronised")])
+        lldpd = run.open(check_key(host, "system", "lldpd_config"))
+        if lldpd is not None and lldpd.status is Status.FAIL:
+            explains = [x for c in cables if c.host == host
+                        for x in (_nic(c, "fabric", "lldp_neighbour"), _port(c, "port_lldp_neighbour"))]
+            yield run.take("lldpd_config", f"{host}:lldpd", lldpd,
+                           f"lldpd on {host} is configured to announce {lldpd.actual}, not {lldpd.expected}", explains)
+        missing = sorted((r for r in run.failing.values() if r.target == host and "/tuning/sysctl_persisted[" in r.check
+                          and run.open(r.check) is not None and (r.actual or "").endswith(" missing)")),
+                         key=lambda r: natural_key(r.check))
+        if missing:
+            yield run.take("sysctl_file", f"{host}:sysctl", missing[0],
+                           f"{(missing[0].actual or '').strip('()')} on {host}: no kernel parameter racfg sets "
+                           "survives the next boot", [r.check for r in missing[1:]])
+
+
 def _cabling(run: _Run, cables: list[CableEnd]) -> Iterator[Problem]:
     """A swapped pair is one problem (each port hears the other's host, per expected/actual); any other
     wrong or missing neighbour is one per cable."""
@@ -190,7 +218,7 @@ def _is_pfc(check: str) -> bool:
 
 
 _RULES: tuple[Callable[[_Run, list[CableEnd]], Iterator[Problem]], ...] = (
-    _port_admin, _nic_admin, _carrier, _agents, _cabling, _address_and_mtu, _pfc)
+    _port_admin, _nic_admin, _carrier, _agents, _agent_config, _cabling, _address_and_mtu, _pfc)
 _FABRIC_RULES: tuple[Callable[[_Run, list[IslPlan]], Iterator[Problem]], ...] = (
     isl_admin, isl_carrier, isl_cabling, isl_mtu, bgp_session)
 
@@ -204,7 +232,8 @@ def plan_cables(switches: dict[str, dict[str, Any]]) -> list[CableEnd]:
 
 def diagnose(results: list[Result], cables: list[CableEnd],
              isls: list[IslPlan] | None = None) -> tuple[list[Problem], list[Result]]:
-    """The problems of a run, causes first, and the results with ``cause`` set to their problem's id.
+    """The problems of a run, causes first, and the results with ``cause`` set to their problem's id
+    and ``fix`` to its fix (a symptom's own fix is for the symptom read alone: Result.folded_under).
 
     ``cables``: the cabling plan (every host NIC and the switch port it is cabled to); ``isls``: a
     leaf-spine site's inter-switch links (racfg.validate.fabric_diagnosis), whose faults come after
@@ -217,7 +246,9 @@ def diagnose(results: list[Result], cables: list[CableEnd],
     for fabric_rule in _FABRIC_RULES:
         problems.extend(fabric_rule(run, isls or []))
     problems.extend(_unexplained(run, results))
-    return problems, [r.explained_by(run.claimed.get(r.check)) for r in results]
+    by_id = {p.id: p for p in problems}
+    return problems, [r.folded_under(by_id[run.claimed[r.check]]) if r.check in run.claimed else r.explained_by(None)
+                      for r in results]
 
 
 def _unexplained(run: _Run, results: list[Result]) -> Iterator[Problem]:

@@ -82,7 +82,9 @@ def test_fresh_lab_converges_then_changes_nothing(lab: LabHandle, state_dir: Pat
             ping = lab.ssh(dgx.name, f"ping -M do -c 1 -W 2 -s 8972 {storage.nics[0].address.ip}")
             assert ping.returncode == 0, ping.stdout + ping.stderr
 
-    # The baseline of the good state was recorded.
+    # The baseline of the good state was recorded: no baseline yet, so every target was validated first.
+    state = json.loads(first.stdout)["baseline_state"]
+    assert state["validated"] == state["recorded_targets"] == sorted(hosts) and state["refused"] == [], state
     baseline = state_dir / "baseline" / "lab"
     facts = json.loads((baseline / "hosts" / "dgx01.json").read_text())
     assert facts["nics"]["data0"]["mtu"] == 9000 and "rdma-core" in facts["packages"]
@@ -120,11 +122,14 @@ def test_fresh_lab_converges_then_changes_nothing(lab: LabHandle, state_dir: Pat
     assert {name: h["changed"] for name, h in again.items()} == dict.fromkeys(hosts, 0)
 
     # The baseline of each run: the first changed the hosts, so facts.yml read them at its end; the
-    # second changed nothing and kept what the common role's probe read, with no facts play, and
-    # that is the same document.
+    # second changed nothing and keeps the baseline it has: no facts play, no validate, no new baseline.
     assert (record / "facts" / "artifacts").is_dir()
     second_record = Path(json.loads(out)["run"])
-    assert json.loads(out)["baseline"] and not (second_record / "facts").exists()
+    kept = json.loads(out)["baseline_state"]
+    recorded = json.loads((baseline / "meta.json").read_text())["id"]
+    assert json.loads(out)["baseline"] is None and not (second_record / "facts").exists()
+    assert kept["note"] == f"the run changed nothing: the baseline {recorded} stands", kept
+    assert kept["validated"] == [] and kept["validate_run"] is None
     # The first run read, then applied; the second only read: its reads found nothing to do
     # (racfg.deploy.passes), and every host and the switch are in its recap all the same.
     assert (record / "artifacts" / "ansible-apply" / "stdout").is_file()
@@ -137,6 +142,68 @@ def test_fresh_lab_converges_then_changes_nothing(lab: LabHandle, state_dir: Pat
     ran = host_tasks(second_record)
     assert set(ran) == {"dgx01", "dgx02", "stor01", "stor02"}, ran
     assert all(tasks == [read, verdict] for tasks in ran.values()), ran
+
+
+def test_a_baseline_is_a_good_state(lab: LabHandle, state_dir: Path):
+    """Issue 52: a --tags run records no baseline; chrony pointed at a server that does not exist is
+    named by its cause (its sources are not the site's); a full deploy that changes stor01 but leaves
+    it broken (its cable pulled) keeps stor01's last good baseline and names the host and the
+    problem; once stor01 is good again, the next deploy that changes it records its facts, only its."""
+    from racfg.lab import api
+
+    baseline = state_dir / "baseline" / "lab"
+
+    def current() -> tuple[str, str, str]:
+        meta = json.loads((baseline / "meta.json").read_text())
+        hosts = baseline / "hosts"
+        return meta["id"], (hosts / "stor01.json").read_text(), (hosts / "dgx01.json").read_text()
+
+    good = current()
+    unset = "sysctl -q -w net.ipv4.tcp_mtu_probing=0"  # what deploy repairs: a change on stor01
+    sh(lab, "stor01", unset)
+    tagged = deploy(state_dir, "--tags", "common", "--format", "json")
+    assert tagged.returncode == 0, tagged.stdout[-3000:] + tagged.stderr[-2000:]
+    assert recap(tagged)["stor01"]["changed"] >= 1
+    assert json.loads(tagged.stdout)["baseline"] is None and current() == good
+    assert json.loads(tagged.stdout)["baseline_state"]["note"].startswith("a --limit, --tags or --skip-tags run")
+
+    sh(lab, "stor01", "sed -i 's/^server 198.18.0.1 /server 198.18.0.254 /' /etc/chrony/chrony.conf && "
+                      "systemctl restart chrony")
+    checked = subprocess.run([sys.executable, "-m", "racfg", "validate", str(INVENTORY), "--limit", "stor01",
+                              "--format", "json"], capture_output=True, text=True, env=env(state_dir), cwd=REPO,
+                             timeout=300)
+    report = json.loads(checked.stdout)
+    problems = {p["id"]: p for p in report["problems"]}
+    sources = problems.get("time_sources:stor01:chrony")
+    assert sources is not None, [(p["id"], p["cause"]) for p in report["problems"]]
+    assert sources["cause"] == ("chrony on stor01 is configured with 198.18.0.254, not the site's time sources "
+                                "198.18.0.1 (site.time_sources)")
+    assert sources["fix"].endswith("--limit stor01 --tags common")
+    clock = next(r for r in report["results"] if r["check"] == "stor01/system/clock_synchronised")
+    assert clock["status"] == "fail" and clock["cause"] == sources["id"] and clock["fix"] == sources["fix"]
+
+    api.set_link(lab.site, "stor01", "data0", up=False)  # the cable pulled at the switch: no deploy plugs it back
+    try:
+        broken = deploy(state_dir, "--format", "json")
+        assert broken.returncode == 0, broken.stdout[-3000:] + broken.stderr[-2000:]
+        state = json.loads(broken.stdout)["baseline_state"]
+        assert recap(broken)["stor01"]["changed"] >= 1  # chrony's sources repaired
+        assert json.loads(broken.stdout)["baseline"] is None and state["validated"] == ["stor01"], state
+        refused = {r["target"]: r["problems"] for r in state["refused"]}
+        assert list(refused) == ["stor01"], state
+        assert any("sw1:1/17" in p["id"] or "stor01:data0" in p["id"] for p in refused["stor01"]), refused
+        assert state["kept"] == good[0] and current() == good
+        assert state["note"] == f"every target the run changed fails validate: the baseline {good[0]} stands"
+    finally:
+        api.set_link(lab.site, "stor01", "data0", up=True)
+
+    sh(lab, "stor01", unset)
+    fixed = deploy(state_dir, "--format", "json")
+    assert fixed.returncode == 0, fixed.stdout[-3000:] + fixed.stderr[-2000:]
+    state = json.loads(fixed.stdout)["baseline_state"]
+    assert json.loads(fixed.stdout)["baseline"] and state["recorded_targets"] == ["stor01"], state
+    now = current()
+    assert now[0] != good[0] and now[2] == good[2]  # a new baseline; dgx01's facts as they were
 
 
 def test_check_plans_a_drift_without_changing_it_and_deploy_repairs_it(lab: LabHandle, state_dir: Path):

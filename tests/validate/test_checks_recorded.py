@@ -57,6 +57,8 @@ WEKA = {**GROUP, "racfg_weka": {"dist": "/srv/weka.tar", "filesystem": "default"
 # /proc/mounts of a Weka client (the wekafs line as Weka's docs show `mount -t wekafs default /mnt/weka`).
 WEKA_MOUNTS = ("sysfs /sys sysfs rw,nosuid,nodev,noexec,relatime 0 0\n/dev/sda1 / ext4 rw,relatime 0 0\n"
                "default /mnt/weka wekafs rw,relatime,writecache,inode_bits=auto,dentry_max_age_positive=1000 0 0\n")
+TIME = {**GROUP, "racfg_time_sources": ["198.18.0.1"]}
+SYSCTL = {**GROUP, "racfg_tuning": {"profile": "none", "sysctl": {"net.ipv4.tcp_mtu_probing": 1}}}
 DRIVE = {"path": "/dev/nvme0n1", "model": "Dell DC NVMe ISE 7450", "size": "960G"}
 
 # (id, group vars, host vars, probe sections, check glob, status, actual contains)
@@ -110,7 +112,41 @@ CASES = [
                                                               "lldp": Section(0, '{"lldp": {}}')},
      "*/fabric/lldp_neighbour*", Status.ERROR, "cannot read: lldpd is not running on h1"),
     ("drive present", GROUP, host("storage", racfg_drives=[DRIVE]), {"drive:/dev/nvme0n1": rec(LSBLK)},
-     "*/storage/present*", Status.PASS, None),
+     "*/storage/present*", Status.PASS, "/dev/nvme0n1 (disk): Dell DC NVMe ISE 7450 RI U.2 960GB, 960197124096 bytes"),
+    ("chrony at the site's sources", TIME, host("dgx"),
+     {"chrony_conf": Section(0, "# racfg\nserver 198.18.0.1 iburst\nmakestep 1.0 3\n")},
+     "*/system/time_sources", Status.PASS, "198.18.0.1"),
+    ("chrony pointed elsewhere: the cause, not the symptom", TIME, host("dgx"),
+     {"chrony_conf": Section(0, "server 203.0.113.99 iburst\n! pool 2.debian.pool.org\n")},
+     "*/system/time_sources", Status.FAIL, "203.0.113.99"),
+    ("chrony with the distribution's pool", TIME, host("dgx"),
+     {"chrony_conf": Section(0, "pool 2.debian.pool.org iburst\nsourcedir /run/chrony-dhcp\n")},
+     "*/system/time_sources", Status.FAIL, "2.debian.pool.org"),
+    ("no site time sources: a reading", GROUP, host("dgx"), {"chrony_conf": Section(0, "pool 2.debian.pool.org\n")},
+     "*/system/time_sources", Status.INFO, "2.debian.pool.org"),
+    ("lldpd configured as deploy writes it", GROUP, host("dgx"),
+     {"lldpd_conf": Section(0, "configure system hostname h1\nconfigure lldp portidsubtype ifname\n")},
+     "*/system/lldpd_config", Status.PASS, "system name h1, port id ifname"),
+    ("lldpd announcing another name", GROUP, host("dgx"),
+     {"lldpd_conf": Section(0, "configure system hostname dgx09\nconfigure lldp portidsubtype ifname\n")},
+     "*/system/lldpd_config", Status.FAIL, "system name dgx09"),
+    ("lldpd without racfg's configuration", GROUP, host("dgx"), {"lldpd_conf": Section(0, "")},
+     "*/system/lldpd_config", Status.FAIL, "port id (none: the MAC address)"),
+    ("sysctl set live but not persisted", SYSCTL, host("dgx"), {
+        "sysctl_live": Section(0, "net.ipv4.tcp_mtu_probing\trw\t1\n"), "sysctl_file": Section(0, "# racfg\n")},
+     "*/tuning/sysctl_persisted*", Status.FAIL, "set live (1) but not persisted: lost at the next boot"),
+    ("sysctl file missing", SYSCTL, host("dgx"), {
+        "sysctl_live": Section(0, "net.ipv4.tcp_mtu_probing\trw\t1\n"),
+        "sysctl_file": Section(1, "cat: /etc/sysctl.d/90-racfg.conf: No such file or directory")},
+     "*/tuning/sysctl_persisted*", Status.FAIL, "90-racfg.conf missing"),
+    ("sysctl persisted but not live", SYSCTL, host("dgx"), {
+        "sysctl_live": Section(0, "net.ipv4.tcp_mtu_probing\trw\t0\n"),
+        "sysctl_file": Section(0, "net.ipv4.tcp_mtu_probing = 1\n")},
+     "*/tuning/sysctl_live*", Status.FAIL, "persisted as 1 in /etc/sysctl.d/90-racfg.conf but 0 live"),
+    ("sysctl live and persisted", SYSCTL, host("dgx"), {
+        "sysctl_live": Section(0, "net.ipv4.tcp_mtu_probing\trw\t1\n"),
+        "sysctl_file": Section(0, "net.ipv4.tcp_mtu_probing = 1\n")},
+     "*/tuning/sysctl_*", Status.PASS, "1"),
     ("drive model", GROUP, host("storage", racfg_drives=[DRIVE]), {"drive:/dev/nvme0n1": rec(LSBLK)},
      "*/storage/model*", Status.PASS, "Dell DC NVMe ISE 7450"),
     ("drive wrong model", GROUP, host("storage", racfg_drives=[{**DRIVE, "model": "Micron 9200"}]),
@@ -184,6 +220,8 @@ def test_recorded(group, hv, sections, glob, status, actual):
             assert actual in (result.actual or "") + " " + result.message, result
         if status is Status.FAIL:
             assert result.message.startswith("Expected: ") and result.fix
+        if status is Status.PASS:
+            assert result.expected, f"{result.check}: a pass says what it expected"
 
 
 def test_unreadable_output_is_an_error_not_a_verdict():

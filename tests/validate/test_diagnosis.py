@@ -125,3 +125,40 @@ def test_pfc_on_a_switch_is_one_problem_and_errors_of_an_unreachable_host_are_on
                             for r in results], CABLES)
     assert [(p.id, len(p.symptoms)) for p in problems] == [("pfc:sw1", 1), ("unreadable:dgx02", 1)]
     assert problems[0].cause == "lossless settings on sw1: lossless priority 3; port 1/17 PFC on"
+
+
+DEPLOY_COMMON = "racfg deploy lab.yaml --limit stor01 --tags common"
+
+
+def test_chrony_pointed_elsewhere_is_the_cause_of_the_clock_that_does_not_synchronise() -> None:
+    results = [fail("stor01/system/time_sources", "198.18.0.1", "203.0.113.99", DEPLOY_COMMON),
+               fail("stor01/system/clock_synchronised", "synchronised", "Not synchronised", DEPLOY_COMMON),
+               passing("stor01/system/chronyd_running")]
+    (problem,), linked = diagnose(results, CABLES)
+    assert (problem.id, problem.kind, problem.fix) == ("time_sources:stor01:chrony", "time_sources", DEPLOY_COMMON)
+    assert problem.cause == ("chrony on stor01 is configured with 203.0.113.99, not the site's time sources "
+                             "198.18.0.1 (site.time_sources)")
+    assert problem.root == "stor01/system/time_sources" and problem.symptoms == ("stor01/system/clock_synchronised",)
+    assert by_id(linked)["stor01/system/clock_synchronised"] == problem.id
+
+
+def test_lldpd_announcing_the_wrong_name_is_not_a_cable() -> None:
+    results = [fail("dgx01/system/lldpd_config", "system name dgx01, port id ifname",
+                    "system name dgx09, port id ifname", "racfg deploy lab.yaml --limit dgx01 --tags common"),
+               fail("sw1/switches/port_lldp_neighbour[1/1]", "dgx01:data0", "dgx09:data0", "re-cable")]
+    (problem,), linked = diagnose(results, CABLES)
+    assert problem.kind == "lldpd_config" and problem.symptoms == ("sw1/switches/port_lldp_neighbour[1/1]",)
+    assert "announce system name dgx09, port id ifname" in problem.cause
+    assert {r.fix for r in linked} == {"racfg deploy lab.yaml --limit dgx01 --tags common"}
+
+
+def test_a_missing_sysctl_file_is_one_problem_not_one_per_parameter() -> None:
+    missing = "(/etc/sysctl.d/90-racfg.conf missing)"
+    results = [fail(f"stor01/tuning/sysctl_persisted[{k}]", "1", missing, DEPLOY_COMMON)
+               for k in ("net.ipv4.tcp_mtu_probing", "net.core.rmem_max", "net.core.wmem_max")]
+    results.append(fail("stor01/tuning/sysctl_live[net.ipv4.tcp_mtu_probing]", "1", "0", DEPLOY_COMMON))
+    problems, _ = diagnose(results, CABLES)
+    sysctl_file, live = problems
+    assert sysctl_file.kind == "sysctl_file" and len(sysctl_file.checks) == 3
+    assert sysctl_file.cause.startswith("/etc/sysctl.d/90-racfg.conf missing on stor01")
+    assert live.kind == "check" and live.root == "stor01/tuning/sysctl_live[net.ipv4.tcp_mtu_probing]"

@@ -151,7 +151,7 @@ def _overrides(run: _Run, cables: list[CableEnd]) -> Iterator[Problem]:
     for c in cables:
         root = run.open(_nic(c, "network", "nothing_overrides"))
         if root is not None:
-            yield run.take("dataplane", f"{c.host}:{c.nic}", root, f"{c.host}:{c.nic}: {root.actual}",
+            yield run.take("dataplane", f"{c.host}:{c.nic}", root, f"{c.host}: {root.actual}",
                            [_nic(c, "fabric", "jumbo_frames")])
 
 

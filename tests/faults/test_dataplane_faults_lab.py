@@ -60,7 +60,7 @@ FAULTS = [
           "nic_admin:stor01:data0", "set down on the host", "data0: set down"),
     Fault("blackhole", "dgx01", "ip route add blackhole 198.19.60.21/32", "ip route del blackhole 198.19.60.21/32",
           "ip route show type blackhole | grep 198.19.60.21", "dataplane:dgx01:data0",
-          "blackhole route blackhole 198.19.60.21", "blackhole route"),
+          "blackhole 198.19.60.21 overrides", "blackhole 198.19.60.21"),
     Fault("neighbour", "dgx01", f"ip neigh replace 198.19.60.21 lladdr {BOGUS_MAC} dev data0 nud permanent",
           "ip neigh del 198.19.60.21 dev data0",
           f"ip neigh show 198.19.60.21 dev data0 | grep -i {BOGUS_MAC}", "dataplane:dgx01:data0",

@@ -125,3 +125,16 @@ def test_pfc_on_a_switch_is_one_problem_and_errors_of_an_unreachable_host_are_on
                             for r in results], CABLES)
     assert [(p.id, len(p.symptoms)) for p in problems] == [("pfc:sw1", 1), ("unreadable:dgx02", 1)]
     assert problems[0].cause == "lossless settings on sw1: lossless priority 3; port 1/17 PFC on"
+
+
+def test_a_route_or_neighbour_entry_overriding_a_nic_explains_its_failing_paths() -> None:
+    deploy = "racfg deploy lab.yaml --limit dgx01 --tags fabric"
+    results = [fail("dgx01/network/nothing_overrides[data0]", "data0's routes as planned, nothing overriding them",
+                    "data0: blackhole 198.19.0.21 overrides 198.19.0.0/24 dev data0", deploy),
+               fail("dgx01/fabric/jumbo_frames[data0]", actual="path dgx01:data0->stor01:data0 fails (route)",
+                    fix=deploy),
+               passing("dgx02/fabric/jumbo_frames[data0]")]
+    (problem,), _ = diagnose(results, CABLES)
+    assert (problem.id, problem.fix) == ("dataplane:dgx01:data0", deploy)
+    assert problem.cause == "dgx01: data0: blackhole 198.19.0.21 overrides 198.19.0.0/24 dev data0"
+    assert problem.symptoms == ("dgx01/fabric/jumbo_frames[data0]",)

@@ -106,9 +106,8 @@ def _routes(plans: list[dict[str, Any]], routes: list[dict[str, Any]], mgmt: str
         plan = _owner(dst, [p for p in plans if p["table"] == str(route.get("table", "main"))])
         if plan is None:
             continue
-        why = (f"{route.get('type')} route" if route.get("type", "unicast") in OVERRIDING_TYPES
-               else "route racfg did not plan")
-        line = f"{plan['dev']}: {why} {_route_text(route)} overrides {plan['dst']} dev {plan['dev']}"
+        why = "" if route.get("type", "unicast") in OVERRIDING_TYPES else "unplanned route "
+        line = f"{plan['dev']}: {why}{_route_text(route)} overrides {plan['dst']} dev {plan['dev']}"
         item: Item = {"nic": plan["dev"], "kind": "route_stray", "line": line}
         if mgmt and ipaddress.ip_address(mgmt) in dst:
             item["refused"] = f"{line}: it covers the management address {mgmt}; left alone"

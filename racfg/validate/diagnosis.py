@@ -150,9 +150,11 @@ def _overrides(run: _Run, cables: list[CableEnd]) -> Iterator[Problem]:
     the cause of the NIC's failing paths, whose finding names the same entry."""
     for c in cables:
         root = run.open(_nic(c, "network", "nothing_overrides"))
-        if root is not None:
+        if root is not None:  # a planned route missing fails its own route check too (network/route[nic:to])
+            routes = [k for k in run.failing if k.startswith((f"{c.host}/network/route[{c.nic}:",
+                                                               f"{c.host}/network/source_route[{c.nic}:"))]
             yield run.take("dataplane", f"{c.host}:{c.nic}", root, f"{c.host}: {root.actual}",
-                           [_nic(c, "fabric", "jumbo_frames")])
+                           [_nic(c, "fabric", "jumbo_frames"), *routes])
 
 
 def _address_and_mtu(run: _Run, cables: list[CableEnd]) -> Iterator[Problem]:

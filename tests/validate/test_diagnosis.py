@@ -138,3 +138,15 @@ def test_a_route_or_neighbour_entry_overriding_a_nic_explains_its_failing_paths(
     assert (problem.id, problem.fix) == ("dataplane:dgx01:data0", deploy)
     assert problem.cause == "dgx01: data0: blackhole 198.19.0.21 overrides 198.19.0.0/24 dev data0"
     assert problem.symptoms == ("dgx01/fabric/jumbo_frames[data0]",)
+
+
+def test_a_planned_route_missing_is_one_problem_with_the_route_check_it_fails() -> None:
+    deploy = "racfg deploy ls.yaml --limit dgx01 --tags fabric"
+    results = [fail("dgx01/network/nothing_overrides[data0]", actual="data0: no route 10.0.0.0/16 via 10.0.1.1 "
+                    "metric 100", fix=deploy),
+               fail("dgx01/network/route[data0:10.0.0.0/16]", "10.0.0.0/16 via 10.0.1.1 dev data0 metric 100",
+                    "no route", fix=deploy),
+               fail("dgx01/fabric/jumbo_frames[data0]", fix=deploy)]
+    (problem,), _ = diagnose(results, CABLES)
+    assert problem.id == "dataplane:dgx01:data0"
+    assert set(problem.symptoms) == {"dgx01/network/route[data0:10.0.0.0/16]", "dgx01/fabric/jumbo_frames[data0]"}

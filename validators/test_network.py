@@ -137,12 +137,14 @@ def test_nothing_overrides(nic, probe, verdict, ctx):
     found = [i for i in dataplane.items(hv, probe.section("ip_addr").out, probe.section("ip_route").out,
                                         probe.section("ip_neigh").out)
              if i["nic"] == nic.name and i["kind"] != "admin"]  # set down: test_carrier's, as nic_admin
-    owners = ctx.data_ends()
+    owners = ctx.data_ends() if any(i["kind"] == "neighbour" for i in found) else {}  # every host's MACs
     lines = []
     for i in found:
-        wrong = dataplane.wrong_neighbour({(i["dst"], i["dev"]): (i["mac"], "permanent")}, i["dst"], i["dev"],
-                                          owners.get(i["dst"])) if i["kind"] == "neighbour" else None
-        lines.append(i.get("refused") or (f"{i['line']}: {wrong}" if wrong else i["line"]))
+        owner = owners.get(i.get("dst", ""))
+        wrong = i["kind"] == "neighbour" and dataplane.wrong_neighbour(
+            {(i["dst"], i["dev"]): (i["mac"], "permanent")}, i["dst"], i["dev"], owner)
+        lines.append(i.get("refused") or (f"{i['line']}, but {owner.host}:{owner.nic} has {owner.mac}"
+                                          if wrong and owner else i["line"]))
     refused = [i for i in found if "refused" in i]
     fix = (f"on {nic.target}: remove it by hand ({'; '.join(i['refused'] for i in refused)})" if refused else None)
     verdict.expect(f"{nic.name}'s routes as planned, nothing overriding them", "; ".join(lines) or "as planned",

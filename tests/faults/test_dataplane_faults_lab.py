@@ -30,11 +30,11 @@ BOGUS_MAC = "02:00:de:ad:be:ef"  # a MAC no NIC of the lab has
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DeployedSite]:
-    """lab.yaml as site dplab (198.18.60.0/24, 198.19.60.0/24), deployed once and settled."""
+    """lab.yaml as site dplab (198.18.61.0/24, 198.19.61.0/24), deployed once and settled."""
     root = tmp_path_factory.mktemp("dplab")
     text = LAB_YAML.read_text().replace("name: lab\n", "name: dplab\n")
     inventory = root / "dplab.yaml"
-    inventory.write_text(text.replace("198.18.0.", "198.18.60.").replace("198.19.0.", "198.19.60."))
+    inventory.write_text(text.replace("198.18.0.", "198.18.61.").replace("198.19.0.", "198.19.61."))
     with testing.running_lab(inventory) as handle:
         deployed = DeployedSite(handle, root / "state", inventory)
         deployed.deploy()
@@ -58,13 +58,13 @@ FAULTS = [
     Fault("nic_down", "stor01", "ip link set data0 down", "ip link set data0 up",
           "ip -o link show data0 | grep -v '[<,]UP[,>]'",
           "nic_admin:stor01:data0", "set down on the host", "data0: set down"),
-    Fault("blackhole", "dgx01", "ip route add blackhole 198.19.60.21/32", "ip route del blackhole 198.19.60.21/32",
-          "ip route show type blackhole | grep 198.19.60.21", "dataplane:dgx01:data0",
-          "blackhole 198.19.60.21 overrides", "blackhole 198.19.60.21"),
-    Fault("neighbour", "dgx01", f"ip neigh replace 198.19.60.21 lladdr {BOGUS_MAC} dev data0 nud permanent",
-          "ip neigh del 198.19.60.21 dev data0",
-          f"ip neigh show 198.19.60.21 dev data0 | grep -i {BOGUS_MAC}", "dataplane:dgx01:data0",
-          f"lladdr {BOGUS_MAC}", "static neighbour entry 198.19.60.21"),
+    Fault("blackhole", "dgx01", "ip route add blackhole 198.19.61.21/32", "ip route del blackhole 198.19.61.21/32",
+          "ip route show type blackhole | grep 198.19.61.21", "dataplane:dgx01:data0",
+          "blackhole 198.19.61.21 overrides", "blackhole 198.19.61.21"),
+    Fault("neighbour", "dgx01", f"ip neigh replace 198.19.61.21 lladdr {BOGUS_MAC} dev data0 nud permanent",
+          "ip neigh del 198.19.61.21 dev data0",
+          f"ip neigh show 198.19.61.21 dev data0 | grep -i {BOGUS_MAC}", "dataplane:dgx01:data0",
+          f"lladdr {BOGUS_MAC}", "static neighbour entry 198.19.61.21"),
 ]
 
 

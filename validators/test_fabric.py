@@ -1,7 +1,9 @@
 """The fabric end to end: jumbo frames on every storage path, and each cable where the plan says.
 
 Jumbo: a small ping, then ``ping -M do -s MTU-28``, from every dgx data NIC to every storage data
-NIC and between storage NICs. The matrix is read as a whole (racfg.validate.pathmatrix): an end
+NIC and between storage NICs, by destination as applications send (the host's routing picks the NIC;
+a route that leaves by another NIC or from another address fails the path as "route").
+The matrix is read as a whole (racfg.validate.pathmatrix): an end
 that breaks every path into (or out of) it is named once, a lone path as itself, and a healthy
 sender never; a small ping that fails reads "unreachable", a DF ping alone "MTU".
 Cabling: LLDP from both ends (the switch's neighbour table and the host's lldpd) against the
@@ -30,6 +32,9 @@ def test_jumbo_frames(nic, probe, verdict, ctx):
     where = f"{nic.target}:{nic.name} ({nic.nic.get('switch')} port {nic.nic.get('port')})"
     fix = (f"check the address and MTU of {where} on the host and the switch: racfg deploy {ctx.inventory_display} "
            f"--limit {nic.target},{nic.nic.get('switch')} --tags fabric,switch")
+    if any(f.causes for f in v.findings if (f.host, f.nic) == (nic.target, nic.name)):
+        # the host's own routes or neighbour entries (racfg.validate.dataplane): the fabric role repairs them
+        fix = f"racfg deploy {ctx.inventory_display} --limit {nic.target} --tags fabric"
     found = "; ".join(f.describe(size) for f in v.findings)
     verdict.expect(f"small and {size + 28}-byte DF pings pass", found or f"pass on {v.paths_text()}", ok=v.ok,
                    fix=fix)

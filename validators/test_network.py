@@ -1,4 +1,6 @@
-"""Every data NIC: present, carrier up, MTU, IPv4 address/prefix, speed, driver and firmware; on a
+"""Every data NIC: present, carrier up, MTU, IPv4 address/prefix, speed, driver and firmware, and no
+route or static neighbour entry overriding its routes (the fabric role's declaration of what it owns,
+racfg.validate.dataplane: the read pass and the repair use the same); on a
 leaf-spine site each NIC's route to the data networks via its leaf's gateway and, on a host with NICs on
 several leaves, its source-routing table and rule (racfg.render.routing: what the fabric role configures)."""
 
@@ -14,9 +16,12 @@ FIX_TAGS = "fabric"
 
 def COMMANDS(hv, gv, sysctl_keys):
     """The sections these checks read (also read by test_consistency): links, and per data NIC ethtool."""
-    commands = {"ip_addr": "ip -j addr show"}
-    if hv.get("racfg_routing"):  # leaf-spine: the routes to the data networks, and source routing's rules
-        commands |= {"ip_route": "ip -j route show table all", "ip_rule": "ip -j rule show"}
+    from racfg.validate.dataplane import NEIGH_COMMAND, ROUTE_COMMAND
+
+    # the routes and neighbour entries the fabric role owns (racfg.validate.dataplane), every site
+    commands = {"ip_addr": "ip -j addr show", "ip_route": ROUTE_COMMAND, "ip_neigh": NEIGH_COMMAND}
+    if hv.get("racfg_routing"):  # leaf-spine: source routing's rules
+        commands |= {"ip_rule": "ip -j rule show"}
     for nic in hv.get("racfg_nics", []):
         name = shlex.quote(nic["name"])
         commands[f"ethtool_i:{nic['name']}"] = f"ethtool -i {name}"
@@ -119,3 +124,28 @@ def test_source_route(source_route, probe, verdict):
     have = (f"table {table}: " + (f"no route to {', '.join(missing)}" if missing else "routes as planned")
             + ("; rule present" if rule else f"; no rule from {plan['source']}"))
     verdict.expect(want, have, ok=not missing and rule)
+
+
+def test_nothing_overrides(nic, probe, verdict, ctx):
+    """No route or static neighbour entry overrides the NIC's routes (a blackhole, a more-specific route
+    through another interface, a permanent neighbour entry), and the routes racfg plans are there: what
+    the fabric role owns (racfg.validate.dataplane), compared as its read pass compares it. A static
+    entry's MAC is checked against the MAC the address's owner really has."""
+    from racfg.validate import dataplane
+
+    hv = ctx.host_vars(nic.target)
+    found = [i for i in dataplane.items(hv, probe.section("ip_addr").out, probe.section("ip_route").out,
+                                        probe.section("ip_neigh").out)
+             if i["nic"] == nic.name and i["kind"] != "admin"]  # set down: test_carrier's, as nic_admin
+    owners = ctx.data_ends() if any(i["kind"] == "neighbour" for i in found) else {}  # every host's MACs
+    lines = []
+    for i in found:
+        owner = owners.get(i.get("dst", ""))
+        wrong = i["kind"] == "neighbour" and dataplane.wrong_neighbour(
+            {(i["dst"], i["dev"]): (i["mac"], "permanent")}, i["dst"], i["dev"], owner)
+        lines.append(i.get("refused") or (f"{i['line']}, but {owner.host}:{owner.nic} has {owner.mac}"
+                                          if wrong and owner else i["line"]))
+    refused = [i for i in found if "refused" in i]
+    fix = (f"on {nic.target}: remove it by hand ({'; '.join(i['refused'] for i in refused)})" if refused else None)
+    verdict.expect(f"{nic.name}'s routes as planned, nothing overriding them", "; ".join(lines) or "as planned",
+                   ok=not found, fix=fix)

@@ -142,7 +142,9 @@ def _drive_text(d: dict[str, Any]) -> str:
 
 
 def nic_changes(target: str, before: dict[str, Any], after: dict[str, Any]) -> list[Change]:
-    """NIC MTU, addresses, driver and firmware (``nics``: name -> MTU, or name -> {mtu, addresses ...})."""
+    """NIC MTU, addresses, driver and firmware, and the data plane on it (admin state, routes, static
+    neighbour entries: racfg_probe's nic_facts) (``nics``: name -> MTU, or name -> {mtu, addresses ...}).
+    A field only one side has (a baseline recorded before it was read) is not compared."""
     out = []
     old, new = before.get("nics") or {}, after.get("nics") or {}
     for name in sorted(set(old) | set(new)):
@@ -154,7 +156,8 @@ def nic_changes(target: str, before: dict[str, Any], after: dict[str, Any]) -> l
             out.append(Change(target, "-", f"NIC {name}", "present", None, f"nics/{name}"))
             continue
         for field, label in (("mtu", "MTU"), ("addresses", "addresses"), ("driver", "driver"),
-                             ("firmware", "firmware")):
+                             ("firmware", "firmware"), ("admin", "admin state"), ("routes", "routes"),
+                             ("neighbours", "static neighbour entries")):
             if field in a and field in b and a[field] != b[field]:
                 out.append(Change(target, "~", f"NIC {name} {label}", _s(a[field]), _s(b[field]),
                                   f"nics/{name}/{field}"))
@@ -165,7 +168,7 @@ def _nic(value: Any) -> dict[str, Any]:
     if value is None:
         return {}
     if isinstance(value, dict):
-        return {k: (", ".join(v) if isinstance(v, list) else v) for k, v in value.items()}
+        return {k: ((", ".join(v) or "(none)") if isinstance(v, list) else v) for k, v in value.items()}
     return {"mtu": value}
 
 

@@ -22,8 +22,9 @@ class Problem:
     """One root cause. ``root`` is the check id of the result that shows the cause itself."""
 
     id: str
-    kind: str  # port_admin, nic_admin, carrier, agent, time_sources, lldpd_config, sysctl_file, cabling, address,
+    # port_admin, nic_admin, carrier, agent, time_sources, lldpd_config, sysctl_file, cabling, dataplane, address,
     # host_mtu, port_mtu, pfc, path, check
+    kind: str
     target: str  # the host or switch the cause is on
     cause: str  # what is wrong, with its evidence: "sw1 1/17 shut down in the running config (not saved)"
     fix: str | None

@@ -21,6 +21,7 @@ from racfg.hostssh import HostSession, SshEndpoint
 from racfg.known_hosts import KnownHosts
 from racfg.render.unsafe import load_rendered
 from racfg.validate.analysis import CableEnd, CablingVerdict, cabling_verdicts
+from racfg.validate.dataplane import DataEnd, data_ends
 from racfg.validate.pathmatrix import NicPaths, Outcome, attribute
 from racfg.validate.probe import HostProbe, PingPath, ping_paths, run_probe
 
@@ -230,8 +231,40 @@ class ValidateContext:
             outcomes: dict[str, Outcome | None] = {}
             for probe in self.probes().values():
                 outcomes.update({label: Outcome(value) for label, value in probe.pings.items()})
-            self._jumbo = (paths, attribute(paths, outcomes))
+            self._jumbo = (paths, attribute(paths, outcomes, self._path_causes(paths, outcomes)))
         return self._jumbo
+
+    def _path_causes(self, paths: list[PingPath], outcomes: dict[str, Outcome | None]) -> dict[str, str]:
+        """What a failing path's source says of it: the route its routing picks (a route failure), or
+        its neighbour entry for the destination with a MAC the destination's NIC does not have."""
+        from racfg.validate.dataplane import neighbour_entries, wrong_neighbour
+
+        failing = [p for p in paths if outcomes.get(p.label) not in (None, Outcome.OK)]
+        owners = self.data_ends() if failing else {}
+        out = {}
+        for p in failing:
+            probe = self.probes()[p.src_host]
+            if outcomes[p.label] is Outcome.ROUTE:
+                out[p.label] = f"route: {probe.routes.get(p.label) or 'not read'}"
+                continue
+            neigh = probe.get("ip_neigh")
+            wrong = (wrong_neighbour(neighbour_entries(neigh.out), p.dst_addr, p.src_nic, owners.get(p.dst_addr))
+                     if neigh is not None and neigh.ok else None)
+            if wrong:
+                out[p.label] = wrong
+        return out
+
+    def data_ends(self) -> dict[str, DataEnd]:
+        """Every data address of the site -> the host and NIC that has it, with that NIC's MAC as its
+        probe read it (racfg.validate.dataplane: a neighbour entry is judged against it)."""
+        from racfg.hostfacts.ip import parse_ip_json
+
+        macs: dict[tuple[str, str], str | None] = {}
+        for name, probe in self.probes().items():
+            section = probe.get("ip_addr")
+            if probe.error is None and section is not None and section.ok:
+                macs |= {(name, ifname): link.mac for ifname, link in parse_ip_json(section.out).items()}
+        return data_ends(self.site.hosts, macs)
 
     def cabling(self) -> dict[tuple[str, str], CablingVerdict]:
         """Both ends' LLDP against the cabling plan, keyed by (switch, canonical port)."""

@@ -7,7 +7,8 @@ every renderer shows it without knowing the rules.
 
 The causal order is the physical one: switch port admin state, host NIC admin state, link/carrier,
 the agent that reads the link (lldpd, chronyd), that agent's configuration (chrony's sources against
-the site's, what lldpd announces), LLDP neighbours, address, MTU, the end-to-end path.
+the site's, what lldpd announces), LLDP neighbours, routes and neighbour entries that override the
+NIC's, address, MTU, the end-to-end path.
 Each rule takes the failing results of one kind as roots and claims, from what is still unclaimed,
 the failures that root explains (the same cable's later links, the switch's unsaved config ...).
 Kinds run in causal order, so a symptom two causes could explain goes to the earlier cause. A
@@ -172,6 +173,18 @@ def _cabling(run: _Run, cables: list[CableEnd]) -> Iterator[Problem]:
         yield run.take("cabling", where, root, cause, explains)
 
 
+def _overrides(run: _Run, cables: list[CableEnd]) -> Iterator[Problem]:
+    """A route or static neighbour entry on the host overriding the NIC's routes (racfg.validate.dataplane):
+    the cause of the NIC's failing paths, whose finding names the same entry."""
+    for c in cables:
+        root = run.open(_nic(c, "network", "nothing_overrides"))
+        if root is not None:  # a planned route missing fails its own route check too (network/route[nic:to])
+            routes = [k for k in run.failing if k.startswith((f"{c.host}/network/route[{c.nic}:",
+                                                               f"{c.host}/network/source_route[{c.nic}:"))]
+            yield run.take("dataplane", f"{c.host}:{c.nic}", root, f"{c.host}: {root.actual}",
+                           [_nic(c, "fabric", "jumbo_frames"), *routes])
+
+
 def _address_and_mtu(run: _Run, cables: list[CableEnd]) -> Iterator[Problem]:
     for c in cables:
         path = _nic(c, "fabric", "jumbo_frames")
@@ -218,7 +231,7 @@ def _is_pfc(check: str) -> bool:
 
 
 _RULES: tuple[Callable[[_Run, list[CableEnd]], Iterator[Problem]], ...] = (
-    _port_admin, _nic_admin, _carrier, _agents, _agent_config, _cabling, _address_and_mtu, _pfc)
+    _port_admin, _nic_admin, _carrier, _agents, _agent_config, _cabling, _overrides, _address_and_mtu, _pfc)
 _FABRIC_RULES: tuple[Callable[[_Run, list[IslPlan]], Iterator[Problem]], ...] = (
     isl_admin, isl_carrier, isl_cabling, isl_mtu, bgp_session)
 

@@ -1,7 +1,9 @@
 """The path matrix: which NIC (or which lone path) a failing ping is put down to. Pure, unit-tested on tables.
 
-Each path gets a small ping and a DF ping at the path MTU. Small fails: the destination cannot be
-reached at all (address, link, port); small passes and DF fails: the MTU. One bad end fails every
+Each path gets a small ping and a DF ping at the path MTU, by destination as applications send
+(racfg.validate.probe). Small fails: the destination cannot be reached at all (address, link, port,
+a neighbour entry); small passes and DF fails: the MTU; the host's routing sends it by another NIC, a
+non-data source address or a blackhole (the same ping bound to the NIC may pass): the route. One bad end fails every
 path through it, so the matrix is read as a whole: a destination whose inbound paths all fail is
 named once as the destination (even when its own outbound paths pass), a source whose outbound
 paths all fail likewise, and a failing path neither end explains is named as that path. A sender
@@ -24,6 +26,7 @@ class Outcome(StrEnum):
     OK = "ok"  # small and DF pings pass
     MTU = "mtu"  # the small ping passes, the DF ping at the MTU fails
     UNREACHABLE = "unreachable"  # the small ping fails
+    ROUTE = "route"  # by destination the host's routing sends it wrong (bound to the NIC it may pass)
 
 
 @dataclass(frozen=True)
@@ -38,11 +41,16 @@ class PathFinding:
     # MTU when every failing path it alone explains is MTU (a path whose far end is named too, e.g. to an
     # unreachable destination, says nothing about this end's kind); else unreachable
     kind: Outcome = Outcome.UNREACHABLE
+    # what the source host's state says of its failing paths (racfg.validate.context.jumbo): the route
+    # its routing picks, a neighbour entry with a MAC the destination does not have
+    causes: tuple[str, ...] = ()
 
     def describe(self, size: int) -> str:
         n = len(self.outcomes)
-        why = (f"small ping passes, {size + 28}-byte DF ping fails: MTU" if self.kind is Outcome.MTU
-               else "small ping fails: unreachable")
+        why = {Outcome.MTU: f"small ping passes, {size + 28}-byte DF ping fails: MTU",
+               Outcome.ROUTE: "by destination the host's routing sends it wrong"}.get(
+                   self.kind, "small ping fails: unreachable")
+        why += "".join(f"; {c}" for c in self.causes)
         if self.role == "path":
             return f"path {self.outcomes[0][0]} fails ({why})"
         where = f"{self.host}:{self.nic}"
@@ -69,9 +77,12 @@ class NicPaths:
         return f"{self.measured} path{'' if self.measured == 1 else 's'}"
 
 
-def attribute(paths: list[PingPath], outcomes: dict[str, Outcome | None]) -> dict[End, NicPaths]:
+def attribute(paths: list[PingPath], outcomes: dict[str, Outcome | None],
+              causes: dict[str, str] | None = None) -> dict[End, NicPaths]:
     """Every NIC on a path, with the failures filed on it. ``outcomes``: path label -> outcome, None or
-    absent when the source could not be probed (such a path counts nowhere)."""
+    absent when the source could not be probed (such a path counts nowhere); ``causes``: path label ->
+    what its source's state says of it (a stray route, a wrong neighbour entry), carried by the finding."""
+    causes = causes or {}
     known = [p for p in paths if outcomes.get(p.label) is not None]
     inbound: dict[End, list[PingPath]] = {}
     outbound: dict[End, list[PingPath]] = {}
@@ -97,11 +108,11 @@ def attribute(paths: list[PingPath], outcomes: dict[str, Outcome | None]) -> dic
                                                 or (role != "destination" and _src(p) == end))]
         alone = [p for p in ps if (_src(p) if _dst(p) == end else _dst(p)) not in as_src | as_dst] or ps
         found.setdefault(end, []).append(PathFinding(end[0], end[1], role, _outcomes(ps, outcomes),
-                                                     _kind(alone, outcomes)))
+                                                     _kind(alone, outcomes), _causes(ps, causes)))
     for p in known:
         if fails(p) and _dst(p) not in as_dst and _src(p) not in as_src:
             found.setdefault(_src(p), []).append(PathFinding(p.src_host, p.src_nic, "path", _outcomes([p], outcomes),
-                                                             _kind([p], outcomes)))
+                                                             _kind([p], outcomes), _causes([p], causes)))
     ends = sorted({_src(p) for p in paths} | {_dst(p) for p in paths})
     return {end: NicPaths(end[0], end[1], len(inbound.get(end, [])) + len(outbound.get(end, [])),
                           tuple(found.get(end, ()))) for end in ends}
@@ -116,7 +127,14 @@ def _dst(p: PingPath) -> End:
 
 
 def _kind(ps: list[PingPath], outcomes: dict[str, Outcome | None]) -> Outcome:
-    return Outcome.MTU if all(outcomes[p.label] == Outcome.MTU for p in ps) else Outcome.UNREACHABLE
+    for kind in (Outcome.MTU, Outcome.ROUTE):
+        if all(outcomes[p.label] == kind for p in ps):
+            return kind
+    return Outcome.UNREACHABLE
+
+
+def _causes(ps: list[PingPath], causes: dict[str, str]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(causes[p.label] for p in ps if causes.get(p.label)))
 
 
 def _outcomes(ps: list[PingPath], outcomes: dict[str, Outcome | None]) -> tuple[tuple[str, Outcome], ...]:

@@ -6,8 +6,11 @@ matrix would spend its time waiting. So the commands a host's checks need are de
 rendered inventory, run as one script over the host's single connection (all hosts at once, one
 thread each), and the validators read the captured sections. Which commands: each validators
 module declares the sections it reads (``COMMANDS`` beside its checks); see :func:`collect_commands`.
-The pings of the jumbo matrix run in parallel on their source host inside the same script: a small
-ping first (can the destination be reached at all?), then, if it passed, the DF ping at the path MTU.
+The pings of the jumbo matrix run in parallel on their source host inside the same script, by
+destination as applications send (not bound to a NIC): a small ping first (can the destination be
+reached at all?), then, if it passed, the DF ping at the path MTU; if it failed, the same ping bound
+to the path's NIC (passing there, the host's routing is at fault). ``ip route get`` says which NIC
+and source address the host's routing picks: one that is not the path's data NIC is the route.
 """
 
 from __future__ import annotations
@@ -51,6 +54,7 @@ class PingPath:
     dst_nic: str
     dst_addr: str
     size: int  # ICMP payload: MTU - 28 (20 IP + 8 ICMP header)
+    src_addr: str = ""  # the source NIC's address: a reply by destination must come back to a data address
 
     @property
     def label(self) -> str:
@@ -63,8 +67,10 @@ class HostProbe:
 
     name: str
     sections: dict[str, Section] = field(default_factory=dict)
-    # PingPath.label -> "ok", "mtu" (small ping passes, DF ping fails) or "unreachable" (small ping fails)
+    # PingPath.label -> "ok", "mtu" (small ping passes, DF ping fails), "unreachable" (small ping fails)
+    # or "route" (by destination the host's routing sends it wrong: ``routes`` has its lookup)
     pings: dict[str, str] = field(default_factory=dict)
+    routes: dict[str, str] = field(default_factory=dict)  # PingPath.label -> ``ip route get`` of its address
     error: str | None = None
     seconds: float = 0.0
 
@@ -97,7 +103,7 @@ def ping_paths(hosts: dict[str, dict[str, Any]]) -> list[PingPath]:
                     d_if = ipaddress.ip_interface(dnic["address"])
                     if d_if.ip in s_if.network:
                         size = min(int(snic["mtu"]), int(dnic["mtu"])) - 28
-                        paths.append(PingPath(src, snic["name"], dst, dnic["name"], str(d_if.ip), size))
+                        paths.append(PingPath(src, snic["name"], dst, dnic["name"], str(d_if.ip), size, str(s_if.ip)))
     return paths
 
 
@@ -140,10 +146,15 @@ def script(commands: dict[str, str], pings: list[PingPath]) -> str:
         lines.append(f"echo '{MARK} begin pings'")
         lines.append("( ")
         for i, p in enumerate(pings):
-            where = f"-I {shlex.quote(p.src_nic)} {shlex.quote(p.dst_addr)} >/dev/null 2>&1"
-            small = f"ping -n -q -c 2 -i 0.2 -W 2 {where}"
-            df = f"ping -n -q -M do -s {p.size} -c 3 -i 0.2 -W 5 {where}"
-            lines.append(f"  ( {small}; a=$?; b=-; if [ $a = 0 ]; then {df}; b=$?; fi; echo \"{i} $a $b\" ) &")
+            # by destination, as applications send (the host's routing picks NIC and source address),
+            # and bound to the NIC only where that fails: it tells the route from the link
+            dst = shlex.quote(p.dst_addr)
+            small = f"ping -n -q -c 2 -i 0.2 -W 2 {dst} >/dev/null 2>&1"
+            df = f"ping -n -q -M do -s {p.size} -c 3 -i 0.2 -W 5 {dst} >/dev/null 2>&1"
+            bound = f"ping -n -q -c 2 -i 0.2 -W 2 -I {shlex.quote(p.src_nic)} {dst} >/dev/null 2>&1"
+            route = f"r=$(ip -o -4 route get {dst} 2>&1 | head -n 1 | tr -s ' \\t' '__')"
+            lines.append(f"  ( {route}; {small}; a=$?; b=-; c=-; if [ $a = 0 ]; then {df}; b=$?; "
+                         f"else {bound}; c=$?; fi; echo \"{i} $a $b $c $r\" ) &")
         lines.append("  wait )")
         lines.append(f"echo \"{MARK} rc 0\"")
     return "\n".join(lines) + "\n"
@@ -185,11 +196,30 @@ def run_probe(host: Any, name: str, commands: dict[str, str], pings: list[PingPa
         probe.error = f"probe output of {name} incomplete (missing {', '.join(missing[:3])}; rc {result.rc})"
     ping_section = probe.sections.get("pings")
     for line in ping_section.out.splitlines() if ping_section else []:
-        index, small, df = ([*line.split(), "", "", ""])[:3]
+        index, small, df, bound, route = ([*line.split(), "", "", "", "", ""])[:5]
         if index.isdigit() and int(index) < len(pings):
-            probe.pings[pings[int(index)].label] = "unreachable" if small != "0" else "ok" if df == "0" else "mtu"
+            path = pings[int(index)]
+            probe.routes[path.label] = " ".join(route.replace("_", " ").replace("\\", " ").split())
+            probe.pings[path.label] = ping_outcome(small, df, bound, probe.routes[path.label], pings)
     probe.seconds = time.monotonic() - start
     return probe
+
+
+def route_leaves_right(route: str, pings: list[PingPath]) -> bool:
+    """Whether ``ip route get``'s answer sends by a data NIC from a data address of the host (the
+    reply then comes back to the data NIC, not to the management network)."""
+    words = route.split()
+    dev = words[words.index("dev") + 1] if "dev" in words[:-1] else None
+    src = words[words.index("src") + 1] if "src" in words[:-1] else None
+    return dev in {p.src_nic for p in pings} and src in {p.src_addr for p in pings}
+
+
+def ping_outcome(small: str, df: str, bound: str, route: str, pings: list[PingPath]) -> str:
+    """A path's outcome from its pings by destination (small, DF), its bound ping (run when the
+    small one failed) and the route lookup: a wrong route is the route, whatever the pings say."""
+    if not route_leaves_right(route, pings) or (small != "0" and bound == "0"):
+        return "route"
+    return "unreachable" if small != "0" else "ok" if df == "0" else "mtu"
 
 
 def _reason(exc: BaseException) -> str:

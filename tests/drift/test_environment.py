@@ -65,6 +65,21 @@ def test_old_baselines_with_mtu_only_nics_still_compare():
     assert [c.sentence() for c in host_changes("dgx03", before, after)] == ["dgx03: NIC data0 MTU 9000 -> 1500"]
 
 
+def test_the_data_plane_on_a_nic_reads_as_its_changes_since_the_baseline():
+    """A NIC set down, a blackhole route into its subnet, a permanent neighbour entry: each a change of
+    the NIC (racfg_probe's nic_facts records them), repaired by deploying the host."""
+    plane = {"admin": "up", "routes": ["198.19.0.0/24 dev data0"], "neighbours": []}
+    before = {**BASE, "nics": {"data0": {**BASE["nics"]["data0"], **plane}}}
+    after = copy.deepcopy(before)
+    after["nics"]["data0"].update(admin="down", routes=["198.19.0.0/24 dev data0", "blackhole 198.19.0.21"],
+                                  neighbours=["198.19.0.21 lladdr 02:00:de:ad:be:ef dev data0"])
+    assert [c.sentence() for c in host_changes("dgx03", before, after)] == [
+        "dgx03: NIC data0 admin state up -> down",
+        "dgx03: NIC data0 routes 198.19.0.0/24 dev data0 -> 198.19.0.0/24 dev data0, blackhole 198.19.0.21",
+        "dgx03: NIC data0 static neighbour entries (none) -> 198.19.0.21 lladdr 02:00:de:ad:be:ef dev data0"]
+    assert all(c.repair == "" and c.by_hand() is None for c in host_changes("dgx03", before, after))
+
+
 def test_switch_port_and_pfc_changes():
     before = {"version": "3.6.8190", "interfaces": {"1/1": {"mtu": 9000, "admin_up": True, "speed_gbps": 100.0,
                                                            "description": "dgx01:data0"}},

@@ -253,6 +253,40 @@ def test_a_planted_fabric_fault_is_one_problem_named_exactly_and_its_fix_repairs
     assert code == 0 and report["problems"] == [], report["problems"]
 
 
+def test_a_hosts_route_to_the_other_leaf_deleted_is_read_named_and_repaired_by_its_printed_fix(site):
+    """Issue 52: a dgx's route to the site's data networks via its leaf deleted by hand (as on the
+    leaf-spine example's dgx14). validate names it as one problem on the host, the printed fix (the
+    fabric role on that host, which before issue 52 said "no changes") puts it back, validate is clean
+    and a deploy changes nothing."""
+    from racfg.render.routing import host_routing
+
+    cluster = load_cluster(site.inventory)
+    host = next(h for h in cluster.hosts if h.role == "dgx")
+    route = host_routing(cluster, host)["routes"][0]
+    deleted = [f"{to} via {route['via']} dev {route['nic']}" for to in route["to"]]
+    for spec in deleted:
+        site.lab.ssh(host.name, f"ip route del {spec} table main")
+    try:
+        code, report = site.validate()
+        problems = {p["id"]: p for p in report["problems"]}
+        assert code == 1 and list(problems) == [f"dataplane:{host.name}:{route['nic']}"], report["problems"]
+        problem = problems[f"dataplane:{host.name}:{route['nic']}"]
+        assert f"no route {route['to'][0]} via {route['via']}" in problem["cause"], problem
+        assert problem["fix"] == f"racfg deploy {site.inventory} --limit {host.name} --tags fabric", problem
+        # the route check of that network is folded under it (the path matrix pings within a subnet only)
+        assert problem["symptoms"] == [f"{host.name}/network/route[{route['nic']}:{route['to'][0]}]"], problem
+        proc = site.racfg(*shlex.split(problem["fix"])[1:], "--yes")  # the printed fix, as the operator runs it
+        assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    finally:  # never leave the route missing for the next test
+        for spec in deleted:
+            site.lab.ssh(host.name, f"ip route replace {spec} metric {route['metric']} table main", check=False)
+    code, report = site.validate()
+    assert code == 0 and report["problems"] == [], report["problems"]
+    proc = site.racfg("deploy", str(site.inventory), "--yes", "--format", "json")
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert {h["host"]: h["changed"] for h in json.loads(proc.stdout)["hosts"] if h["changed"]} == {}
+
+
 def test_no_secret_in_any_file_or_argv(site):
     """Issue 51: after this module's deploys and validates (JSON, JUnit, CSV, Markdown, HTML in each
     record), with the spines' password taken from their variable: no secret in any file of the state

@@ -142,7 +142,8 @@ def _fake_tool(bin_dir: Path, name: str, recorded: Path) -> None:
 
 def test_host_facts_read_the_baseline_document_with_the_hosts_own_tools(tmp_path: Path, monkeypatch) -> None:
     """The baseline document (host_facts): identity as given, the installed packages, OFED and a data
-    NIC's driver and firmware from real ofed_info/ethtool output, no GPU where nvidia-smi is missing,
+    NIC's driver and firmware from real ofed_info/ethtool output, its admin state, routes and static
+    neighbour entries (the data plane drift compares), no GPU where nvidia-smi is missing,
     an undeclared NIC as null and a declared drive that does not exist left out."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
@@ -157,8 +158,9 @@ def test_host_facts_read_the_baseline_document_with_the_hosts_own_tools(tmp_path
                                   "identity": {"host": "dgx01", "kernel": "6.1.0"}})
     assert doc["host"] == "dgx01" and doc["kernel"] == "6.1.0"
     assert doc["ofed"] == "MLNX_OFED_LINUX-5.5-1.0.3.2"
+    # lo's routes are in the local table, not main; no static neighbour entry is in 127.0.0.0/8
     assert doc["nics"]["lo"] == {"mtu": 65536, "addresses": ["127.0.0.1/8"], "driver": "mlx5_core",
-                                 "firmware": "14.23.1020"}
+                                 "firmware": "14.23.1020", "admin": "up", "routes": [], "neighbours": []}
     assert doc["nics"]["nope0"] is None
     assert all(d.get("path") != str(tmp_path / "no-such-drive") for d in doc["drives"])
     assert doc["gpu"] is None

@@ -63,16 +63,30 @@ def test_probe_script_round_trip_and_ping_matrix():
     assert out["a"].out == "hi" and out["a"].ok and out["b"].rc == 1
 
 
-def test_each_path_reads_small_then_df_and_tells_unreachable_from_mtu():
+def test_each_path_reads_small_then_df_by_destination_and_tells_unreachable_mtu_and_route():
+    """Paths are pinged by destination, as applications send (no -I): a blackhole route that a ping
+    bound to the NIC never sees fails them; bound to the NIC only when the small ping failed, to tell
+    the route (bound passes) from the link; a route by another NIC or from a non-data source is the route."""
     from types import SimpleNamespace
 
     from racfg.validate.probe import run_probe
 
-    paths = [PingPath("dgx01", "data0", f"stor0{i}", "data0", f"198.19.0.2{i}", 8972) for i in (1, 2, 3)]
+    paths = [PingPath("dgx01", "data0", f"stor0{i}", "data0", f"198.19.0.2{i}", 8972, "198.19.0.11")
+             for i in (1, 2, 3, 4, 5, 6)]
     text = script({}, paths)
-    assert "ping -n -q -c 2 -i 0.2 -W 2 -I data0 198.19.0.21" in text
-    assert "if [ $a = 0 ]; then ping -n -q -M do -s 8972" in text
-    output = "@@racfg-probe@@ begin pings\n0 0 0\n1 0 1\n2 1 -\n@@racfg-probe@@ rc 0\n"
+    assert "ping -n -q -c 2 -i 0.2 -W 2 198.19.0.21 >/dev/null" in text  # by destination
+    assert "if [ $a = 0 ]; then ping -n -q -M do -s 8972 -c 3 -i 0.2 -W 5 198.19.0.21" in text
+    assert "else ping -n -q -c 2 -i 0.2 -W 2 -I data0 198.19.0.21" in text  # bound only where it failed
+    assert "ip -o -4 route get 198.19.0.21" in text
+    good = "_dev_data0_src_198.19.0.11_uid_0_\\_cache"
+    output = ("@@racfg-probe@@ begin pings\n"
+              f"0 0 0 - 198.19.0.21{good}\n1 0 1 - 198.19.0.22{good}\n2 1 - 1 198.19.0.23{good}\n"
+              "3 2 - 0 blackhole_198.19.0.24_dev_lo_src_198.18.0.11_uid_0\n"
+              "4 0 0 - 198.19.0.25_dev_eth0_src_198.18.0.11_uid_0\n"
+              "5 2 - 2 RTNETLINK_answers:_Network_is_unreachable\n@@racfg-probe@@ rc 0\n")
     host = SimpleNamespace(run=lambda _script: SimpleNamespace(stdout=output, rc=0))
     probe = run_probe(host, "dgx01", {}, paths)
-    assert probe.pings == {paths[0].label: "ok", paths[1].label: "mtu", paths[2].label: "unreachable"}
+    assert probe.pings == {paths[0].label: "ok", paths[1].label: "mtu", paths[2].label: "unreachable",
+                           paths[3].label: "route", paths[4].label: "route", paths[5].label: "route"}
+    assert probe.routes[paths[0].label] == "198.19.0.21 dev data0 src 198.19.0.11 uid 0 cache"
+    assert probe.routes[paths[3].label] == "blackhole 198.19.0.24 dev lo src 198.18.0.11 uid 0"

@@ -62,6 +62,14 @@ SYSCTL = {**GROUP, "racfg_tuning": {"profile": "none", "sysctl": {"net.ipv4.tcp_
 DRIVE = {"path": "/dev/nvme0n1", "model": "Dell DC NVMe ISE 7450", "size": "960G"}
 
 # (id, group vars, host vars, probe sections, check glob, status, actual contains)
+# ip -j as iproute2 6.1 prints it on the lab's hosts: data0 up with its address, its connected route
+ROUTES = ('[{"dst":"default","gateway":"198.18.0.1","dev":"eth0","flags":[]},{"dst":"198.19.0.0/24","dev":"data0",'
+          '"protocol":"kernel","scope":"link","prefsrc":"198.19.0.11","flags":[]}]')
+DATAPLANE = {"ip_addr": Section(0, '[{"ifname":"data0","flags":["BROADCAST","MULTICAST","UP","LOWER_UP"],"mtu":9000,'
+                                   '"addr_info":[{"family":"inet","local":"198.19.0.11","prefixlen":24}]}]'),
+             "ip_route": Section(0, ROUTES),
+             "ip_neigh": Section(0, '[{"dst":"198.19.0.21","dev":"data0","lladdr":"0e:12:ab:1b:c6:ac",'
+                                    '"state":["REACHABLE"]}]')}
 CASES = [
     ("gpu count 8 of 8", GROUP, host("dgx"), {"nvidia_smi": rec(V100S)}, "*/gpu/count", Status.PASS, "8"),
     ("gpu count 1 of 8", GROUP, host("dgx"), {"nvidia_smi": rec(A100)}, "*/gpu/count", Status.FAIL, "1"),
@@ -195,6 +203,15 @@ CASES = [
     ("nic speed of a veth", GROUP, host("dgx"), {"ip_addr": Section(0, '[{"ifname": "data0", "mtu": 9000}]'),
                                                  "ethtool_i:data0": rec(ETHTOOL_I_VETH)},
      "*/network/speed*", Status.SKIP, None),
+    ("nothing overrides the nic's routes", GROUP, host("dgx"), {**DATAPLANE}, "*/network/nothing_overrides*",
+     Status.PASS, "as planned"),
+    ("a blackhole for a peer's address", GROUP, host("dgx"),
+     {**DATAPLANE, "ip_route": Section(0, ROUTES[:-1] + ',{"type":"blackhole","dst":"198.19.0.21","flags":[]}]')},
+     "*/network/nothing_overrides*", Status.FAIL, "data0: blackhole 198.19.0.21 overrides 198.19.0.0/24 dev data0"),
+    ("a permanent neighbour entry", GROUP, host("dgx"),
+     {**DATAPLANE, "ip_neigh": Section(0, '[{"dst":"198.19.0.21","dev":"data0","lladdr":"02:00:de:ad:be:ef",'
+                                          '"state":["PERMANENT"]}]')},
+     "*/network/nothing_overrides*", Status.FAIL, "static neighbour entry 198.19.0.21 lladdr 02:00:de:ad:be:ef"),
 ]
 
 

@@ -162,3 +162,28 @@ def test_a_missing_sysctl_file_is_one_problem_not_one_per_parameter() -> None:
     assert sysctl_file.kind == "sysctl_file" and len(sysctl_file.checks) == 3
     assert sysctl_file.cause.startswith("/etc/sysctl.d/90-racfg.conf missing on stor01")
     assert live.kind == "check" and live.root == "stor01/tuning/sysctl_live[net.ipv4.tcp_mtu_probing]"
+
+
+def test_a_route_or_neighbour_entry_overriding_a_nic_explains_its_failing_paths() -> None:
+    deploy = "racfg deploy lab.yaml --limit dgx01 --tags fabric"
+    results = [fail("dgx01/network/nothing_overrides[data0]", "data0's routes as planned, nothing overriding them",
+                    "data0: blackhole 198.19.0.21 overrides 198.19.0.0/24 dev data0", deploy),
+               fail("dgx01/fabric/jumbo_frames[data0]", actual="path dgx01:data0->stor01:data0 fails (route)",
+                    fix=deploy),
+               passing("dgx02/fabric/jumbo_frames[data0]")]
+    (problem,), _ = diagnose(results, CABLES)
+    assert (problem.id, problem.fix) == ("dataplane:dgx01:data0", deploy)
+    assert problem.cause == "dgx01: data0: blackhole 198.19.0.21 overrides 198.19.0.0/24 dev data0"
+    assert problem.symptoms == ("dgx01/fabric/jumbo_frames[data0]",)
+
+
+def test_a_planned_route_missing_is_one_problem_with_the_route_check_it_fails() -> None:
+    deploy = "racfg deploy ls.yaml --limit dgx01 --tags fabric"
+    results = [fail("dgx01/network/nothing_overrides[data0]", actual="data0: no route 10.0.0.0/16 via 10.0.1.1 "
+                    "metric 100", fix=deploy),
+               fail("dgx01/network/route[data0:10.0.0.0/16]", "10.0.0.0/16 via 10.0.1.1 dev data0 metric 100",
+                    "no route", fix=deploy),
+               fail("dgx01/fabric/jumbo_frames[data0]", fix=deploy)]
+    (problem,), _ = diagnose(results, CABLES)
+    assert problem.id == "dataplane:dgx01:data0"
+    assert set(problem.symptoms) == {"dgx01/network/route[data0:10.0.0.0/16]", "dgx01/fabric/jumbo_frames[data0]"}

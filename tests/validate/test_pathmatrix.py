@@ -129,3 +129,23 @@ def test_a_sender_whose_every_destination_is_broken_is_not_named() -> None:
     bad |= {p.label: MTU for p in paths if "stor03" in (p.src_host, p.dst_host) and p.label not in bad}
     verdicts = attribute(paths, outcomes(paths, bad))
     assert failing(verdicts) == {"stor02": [("destination", "unreachable")], "stor03": [("both", "mtu")]}
+
+
+def test_a_path_the_hosts_routing_sends_wrong_is_named_as_the_route_with_its_lookup() -> None:
+    """By destination a blackhole route on dgx01 fails its path to stor02 (bound to the NIC it passes):
+    the finding says the route and carries what ``ip route get`` answered."""
+    paths = lab_paths()
+    lone = "dgx01:data0->stor02:data0"
+    verdicts = attribute(paths, outcomes(paths, {lone: Outcome.ROUTE}), {lone: "route: blackhole 10.0.0.1"})
+    assert failing(verdicts) == {"dgx01": [("path", "route")]}
+    assert verdicts[("dgx01", "data0")].findings[0].describe(8972) == (
+        f"path {lone} fails (by destination the host's routing sends it wrong; route: blackhole 10.0.0.1)")
+
+
+def test_a_wrong_neighbour_entry_is_carried_as_the_cause_of_the_unreachable_path() -> None:
+    paths = lab_paths()
+    lone = "dgx01:data0->stor02:data0"
+    cause = "neighbour entry 10.0.0.1 lladdr 02:00:de:ad:be:ef dev data0 (permanent), but stor02:data0 has 0e:12"
+    verdicts = attribute(paths, outcomes(paths, {lone: UNREACHABLE}), {lone: cause})
+    assert verdicts[("dgx01", "data0")].findings[0].causes == (cause,)
+    assert verdicts[("dgx01", "data0")].findings[0].describe(8972).endswith(f"unreachable; {cause})")

@@ -17,6 +17,7 @@ its baseline from this read, without a module run per host at the end of the run
 from __future__ import annotations
 
 import glob
+import ipaddress
 import json
 import os
 import platform
@@ -278,7 +279,11 @@ def installed_packages() -> dict[str, str]:
     return dict(line.split("\t", 1) for line in out.splitlines() if "\t" in line) if rc == 0 else {}
 
 
-def nic_facts(name: str, links: dict[str, dict]) -> dict | None:
+def nic_facts(name: str, links: dict[str, dict], routes: list[dict] | None = None,
+              neigh: list[dict] | None = None) -> dict | None:
+    """A data NIC's MTU, addresses, driver and firmware, and the data plane the fabric role owns on it:
+    admin state, the main table's routes through it or into its subnets, static neighbour entries
+    for its subnets (drift names a blackhole or a permanent entry added since the baseline)."""
     link = links.get(name)
     if link is None:
         return None
@@ -288,8 +293,25 @@ def nic_facts(name: str, links: dict[str, dict]) -> dict | None:
     for line in out.splitlines() if rc == 0 else []:
         key, _, value = line.partition(":")
         info[key.strip()] = value.strip()
+    nets = [ipaddress.ip_interface(a).network for a in addresses]
+
+    def inside(dst: object) -> bool:
+        try:
+            net = ipaddress.ip_network("0.0.0.0/0" if dst == "default" else str(dst), strict=False)
+        except ValueError:
+            return False
+        return any(net.version == n.version and net.subnet_of(n) for n in nets)
+
+    route_texts = [" ".join(str(x) for x in ([r["type"]] if r.get("type", "unicast") != "unicast" else [])
+                            + [r.get("dst")] + (["via", r["gateway"]] if r.get("gateway") else [])
+                            + (["dev", r["dev"]] if r.get("dev") else []))
+                   for r in routes or [] if r.get("dev") == name or inside(r.get("dst"))]
+    static = [f"{e.get('dst')} lladdr {e.get('lladdr')} dev {e.get('dev')}" for e in neigh or []
+              if inside(e.get("dst")) and {"PERMANENT", "NOARP"} & set(e.get("state") or [])]
     return {"mtu": link.get("mtu"), "addresses": sorted(addresses), "driver": info.get("driver") or None,
-            "firmware": info.get("firmware-version") or None}
+            "firmware": info.get("firmware-version") or None,
+            "admin": "up" if "UP" in (link.get("flags") or []) else "down",
+            "routes": sorted(route_texts), "neighbours": sorted(static)}
 
 
 def drive_facts(paths: list[str]) -> list[dict]:
@@ -350,11 +372,15 @@ def host_facts(spec: dict, facts: dict | None = None, ip_addr: str | None = None
     rc, text = (0, ip_addr) if ip_addr is not None else run(IP_ADDR)
     links = {link["ifname"]: link for link in json.loads(text)} if rc == 0 and text.strip() else {}
     rc, ofed = run(["ofed_info", "-s"])
+    rc_route, route_text = run(["ip", "-4", "-j", "route", "show", "table", "main"])
+    rc_neigh, neigh_text = run(["ip", "-4", "-j", "neigh", "show"])
+    routes = json.loads(route_text) if rc_route == 0 and route_text.strip() else []
+    neigh = json.loads(neigh_text) if rc_neigh == 0 and neigh_text.strip() else []
     return {
         **identity(spec.get("identity") or {}, facts),
         "packages": installed_packages(),
         "ofed": ofed.strip().rstrip(":") if rc == 0 and ofed.strip() else None,
-        "nics": {name: nic_facts(name, links) for name in spec.get("nics") or []},
+        "nics": {name: nic_facts(name, links, routes, neigh) for name in spec.get("nics") or []},
         "drives": drive_facts(list(spec.get("drives") or [])),
         "gpu": gpu_facts(),
     }

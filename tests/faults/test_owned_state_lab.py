@@ -209,6 +209,7 @@ class Fault:
     by_hand: Callable[[DeployedSite], None] | None = None
     cause: str = ""
     settle: bool = False  # after the repair, wait for LLDP and time sync (a link or an agent came back)
+    exact: bool = True  # the fix is ``fix`` exactly (else it starts with it: a kind whose wording is not settled)
 
 
 def _ssh(host: str, command: str) -> Callable[[DeployedSite], None]:
@@ -322,11 +323,11 @@ FAULTS = (
           "check:dgx01/tuning/sysctl_live[net.ipv4.tcp_mtu_probing]", _deploy("dgx01", "common"),
           _ssh("dgx01", "sysctl -q -w net.ipv4.tcp_mtu_probing=1")),
     pytest.param(Fault("chrony sources", _chrony_at_nowhere, None, _deploy("stor01", "common"),
-                       _redeploy("stor01", "common"), cause="198.18.0.1", settle=True), marks=NEEDS_CHRONY_CAUSE),
-    pytest.param(Fault("routes", _blackhole(True), None, _deploy("dgx01", "fabric"), _blackhole(False)),
-                 marks=NEEDS_DATAPLANE),
-    pytest.param(Fault("neighbours", _stray_neighbour(True), None, _deploy("dgx01", "fabric"), _stray_neighbour(False)),
-                 marks=NEEDS_DATAPLANE),
+                       _redeploy("stor01", "common"), cause="192.0.2.1", settle=True), marks=NEEDS_CHRONY_CAUSE),
+    pytest.param(Fault("routes", _blackhole(True), None, f"racfg deploy {INVENTORY} --limit dgx01",
+                       _blackhole(False), exact=False), marks=NEEDS_DATAPLANE),
+    pytest.param(Fault("neighbours", _stray_neighbour(True), None, f"racfg deploy {INVENTORY} --limit dgx01",
+                       _stray_neighbour(False), exact=False), marks=NEEDS_DATAPLANE),
 )
 
 
@@ -361,10 +362,10 @@ def test_each_problem_kind_is_repaired_by_the_fix_validate_prints(site: Deployed
         else:
             assert fault.problem in problems, list(problems)
             problem = problems[fault.problem]
-        assert fault.cause in problem["cause"], problem
+        assert fault.cause in problem["cause"], problem  # the cause, not its symptom
         fix = problem["fix"] or ""
         if fault.by_hand is None:
-            assert fix == fault.fix, problem
+            assert fix == fault.fix if fault.exact else fix.startswith(fault.fix), problem
             proc = run_fix(site, fix)
             assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
         else:

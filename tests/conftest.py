@@ -50,7 +50,8 @@ def deployed_site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[sitelab.
 # ``--dist loadgroup`` groups nothing under pytest 9.2: it marks the groups in the test ids through
 # an attribute pytest no longer reads; seen with pytest-xdist 3.8.)
 SHARED_LAB_MODULES = {
-    "lab": ("tests/deploy/test_deploy_lab.py", "tests/lab/test_lab_integration.py"),
+    "lab": ("tests/deploy/test_deploy_lab.py", "tests/faults/test_owned_state_lab.py",
+            "tests/lab/test_lab_integration.py"),
     "deployed_site": ("tests/drift/test_drift_lab.py", "tests/faults/test_planted_faults_lab.py",
                       "tests/validate/test_validate_lab.py"),
 }

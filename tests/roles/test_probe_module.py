@@ -59,6 +59,12 @@ def test_managed_block_and_absent_lines(host: Path) -> None:
     assert racfg_probe.contains_differs({"path": hosts, "lines": ["# BEGIN m", "10.0.0.1 a", "# END m"]}) == []
     assert racfg_probe.contains_differs({"path": hosts, "lines": ["# BEGIN m", "10.0.0.2 a", "# END m"]})
     assert racfg_probe.contains_differs({"path": str(host / "nope"), "lines": ["x"]})
+    # the block's file mode too (blockinfile sets it): a chmod'ed /etc/hosts is not converged
+    block = {"path": hosts, "lines": ["# BEGIN m", "10.0.0.1 a", "# END m"], "mode": "0644"}
+    os.chmod(hosts, 0o644)
+    assert racfg_probe.contains_differs(block) == []
+    os.chmod(hosts, 0o600)
+    assert racfg_probe.contains_differs(block) == [f"file {hosts} mode 0o600 (wanted 0644)"]
     assert racfg_probe.absent_line_differs({"path": hosts, "regexp": r"^127\.0\.1\.1\s"}) == []
     assert racfg_probe.absent_line_differs({"path": hosts, "regexp": r"^127\.0\.0\.1\s"})
 

@@ -37,6 +37,7 @@ from ansible.module_utils.racfg_state import (
     content_diffs,
     directory_differs,
     file_differs,
+    owner_differs,
     read_bytes,
     values_differ,
 )
@@ -61,7 +62,9 @@ options:
     elements: dict
     default: []
   contains:
-    description: "{path, lines}: the file must contain these lines, in a row (a managed block)."
+    description: >-
+      "{path, lines, mode, owner, group}: the file must contain these lines, in a row (a managed
+      block), and have the mode, owner and group given."
     type: list
     elements: dict
     default: []
@@ -182,11 +185,13 @@ ansible_facts: {description: "with facts: hostname, kernel and the distribution 
 
 
 def contains_differs(spec: dict) -> list[str]:
+    """The managed block, and the file's mode, owner and group where given: the task that writes the
+    block (blockinfile) sets them too, so a read that skipped them would call a chmod'ed file converged."""
     have = read_bytes(spec["path"])
     block = "\n".join(spec["lines"]) + "\n"
     if have is None or block.encode() not in have:
         return [f"file {spec['path']} lacks its managed block"]
-    return []
+    return owner_differs(spec["path"], spec, "file")
 
 
 def absent_line_differs(spec: dict) -> list[str]:

@@ -45,6 +45,7 @@ REPO = Path(__file__).resolve().parents[2]
 INVENTORY = REPO / "inventory" / "lab.yaml"
 RACFG_BIN = Path(sys.executable).parent / "racfg"
 SYSCTL_FILE = "/etc/sysctl.d/90-racfg.conf"
+LLDPD_CONF = "/etc/lldpd.d/racfg.conf"
 UDEV_RULE = "/etc/udev/rules.d/60-racfg-nvme-scheduler.rules"
 DRIVES_RECORD = "/var/lib/racfg/drives.json"
 DROP_IN = "/etc/systemd/system/chrony.service.d/racfg-no-clock-control.conf"
@@ -295,11 +296,13 @@ def _settle(host: str) -> Callable[[DeployedSite], None]:
     return lambda site: site.settled([host])
 
 
-def _redeploy(host: str, tags: str) -> Callable[[DeployedSite], None]:
-    """The undo of a fault the printed fix did not repair (the test failed): the role's own deploy of the host."""
+def _redeploy(host: str, tags: str, still: str) -> Callable[[DeployedSite], None]:
+    """The undo of a fault the printed fix did not repair (the test failed; ``still``, a shell test on the
+    host, says the fault is there): the role's own deploy of the host. Nothing when the fix repaired it."""
     def act(site: DeployedSite) -> None:
-        site.deploy("--limit", host, "--tags", tags)
-        site.settled([host])
+        if site.lab.ssh(host, still, check=False).returncode == 0:
+            site.deploy("--limit", host, "--tags", tags)
+            site.settled([host])
     return act
 
 
@@ -329,7 +332,14 @@ FAULTS = (
           "check:dgx01/tuning/sysctl_live[net.ipv4.tcp_mtu_probing]", _deploy("dgx01", "common"),
           _ssh("dgx01", "sysctl -q -w net.ipv4.tcp_mtu_probing=1")),
     Fault("time_sources", _chrony_at_nowhere, "time_sources:stor01:chrony", _deploy("stor01", "common"),
-          _redeploy("stor01", "common"), cause="192.0.2.1", settle=True),
+          _redeploy("stor01", "common", "grep -q 192.0.2.1 /etc/chrony/chrony.conf"), cause="192.0.2.1",
+          settle=True),
+    Fault("lldpd_config", _ssh("dgx01", f"sed -i 's/^configure system hostname .*/configure system hostname dgx09/' "
+                                        f"{LLDPD_CONF} && systemctl restart lldpd"),
+          "lldpd_config:dgx01:lldpd", _deploy("dgx01", "common"),
+          _redeploy("dgx01", "common", f"grep -q 'hostname dgx09' {LLDPD_CONF}"), cause="dgx09", settle=True),
+    Fault("sysctl_file", _ssh("stor02", f"rm {SYSCTL_FILE}"), "sysctl_file:stor02:sysctl", _deploy("stor02", "common"),
+          _redeploy("stor02", "common", f"test ! -e {SYSCTL_FILE}"), cause=SYSCTL_FILE),
     Fault("dataplane", _blackhole(True), "dataplane:dgx01:data0", _deploy("dgx01", "fabric"), _blackhole(False),
           cause="blackhole 198.19.0.21 overrides"),
     Fault("dataplane", _stray_neighbour(True), "dataplane:dgx01:data0", _deploy("dgx01", "fabric"),

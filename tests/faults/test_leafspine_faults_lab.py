@@ -1,10 +1,11 @@
 """`racfg validate` of a deployed leaf-spine site (tests/lslab.py's small form: 2 leaves, 2 spines, a dgx
 and a storage node per leaf, Onyx; see LEGS for EOS): clean, it runs the fabric checks from the inventory
-(every ISL both ends, BGP, routes, oversubscription) and fails nothing; each fabric fault planted on its own, as an
-operator would make it on a switch's CLI, is exactly one problem with its id and fix, every failure of
-the run (the other end, the sessions, the paths through that spine, cross-leaf host paths) is folded
-under it and no problem is filed against a host; the problem's own fix repairs it. validate changes no
-switch's running config.
+(every ISL both ends, BGP, routes, oversubscription) and fails nothing; each fabric fault planted on its
+own, as an operator would make it on a switch's CLI (or a cable would: swapped, dead), is exactly one
+problem with its id and fix, every failure of the run (the other end, the sessions, the paths through
+that spine, cross-leaf host paths) is folded under it and no problem is filed against a host; the
+problem's own fix repairs it (a person's fix, offering no deploy, is done by hand: ``BY_HAND``).
+validate changes no switch's running config.
 
 The faults are independent because each is repaired (and the fabric has converged again, read from the
 switches' BGP and route tables) before the next is planted. Own site ``lsval`` (Onyx, management
@@ -177,6 +178,25 @@ def _swap_uplinks(site: DeployedSite) -> None:
     save_state(state)
 
 
+def _isl_cable(site: DeployedSite, up: bool) -> None:
+    """The leaf2-spine1 ISL's cable dead (or alive again): spine1's end of the link down on the data plane,
+    not in its config, so both ends stay admin up and neither hears the other (a person's fault)."""
+    from racfg.lab import names
+    from racfg.lab.netns import ip
+
+    port = _isl(site, "leaf2", "spine1")["peer_port"]
+    ns = names.netns(site.lab.cluster.name, sw(site, "spine1"))
+    ip(ns, "link", "set", names.switch_port_ifname(int(port.rsplit("/", 1)[-1]), None), "up" if up else "down")
+
+
+def _dead_isl(site: DeployedSite) -> None:
+    _isl_cable(site, False)
+
+
+def _revive_isl(site: DeployedSite) -> None:
+    _isl_cable(site, True)
+
+
 def _addresses(ns: str, dev: str) -> list[str]:
     out = subprocess.run(["ip", "-n", ns, "-j", "-4", "addr", "show", "dev", dev], capture_output=True, text=True,
                          check=True).stdout
@@ -190,6 +210,7 @@ def _seen(site: DeployedSite, switch: str, ok: Callable) -> Callable[[], bool]:
 def _shown(site: DeployedSite, fault: str) -> Callable[[], bool]:
     """The switch facts that show ``fault`` planted."""
     up1, up2 = _isl(site, "leaf1", "spine1"), _isl(site, "leaf2", "spine2")
+    dead = _isl(site, "leaf2", "spine1")
     return {
         "isl shut on a spine": _seen(site, "leaf1", lambda f: not f.interfaces[up1["port"]].oper_up),
         "isl at mtu 1500 both ends": _seen(site, "spine2", lambda f: f.interfaces[up2["peer_port"]].mtu == 1500),
@@ -197,13 +218,14 @@ def _shown(site: DeployedSite, fault: str) -> Callable[[], bool]:
             site, "spine1", lambda f: not f.bgp.peers[up1["address"].split("/")[0]].established),
         "two uplinks swapped": _seen(site, "leaf1", lambda f: f.lldp.get(up1["port"]) is not None
                                      and f.lldp[up1["port"]].system_name.startswith(sw(site, "spine2"))),
+        "isl cable dead": _seen(site, "leaf2", lambda f: not f.interfaces[dead["port"]].oper_up),
     }[fault]
 
 
 def _named(site: DeployedSite, fault: str) -> tuple[str, str]:
     """(the problem id, how its fix ends) validate must give ``fault``."""
     up1, up2 = _isl(site, "leaf1", "spine1"), _isl(site, "leaf1", "spine2")
-    mtu = _isl(site, "leaf2", "spine2")
+    mtu, dead = _isl(site, "leaf2", "spine2"), _isl(site, "leaf2", "spine1")
     leaf1, leaf2, spine1, spine2 = (sw(site, r) for r in ROLES)
     return {
         "isl shut on a spine": (f"isl_admin:{spine1}:{up1['peer_port']}", f"--limit {spine1} --tags switch"),
@@ -211,11 +233,17 @@ def _named(site: DeployedSite, fault: str) -> tuple[str, str]:
         "bgp neighbour removed on a leaf": (f"bgp:{leaf1}:{up1['peer_address']}", f"--limit {leaf1} --tags switch"),
         "two uplinks swapped": (f"isl_cabling:{leaf1}:{up1['port']}+{up2['port']}",
                                 f"swap the cables at {leaf1} {up1['port']} and {up2['port']} back"),
+        "isl cable dead": (f"isl_carrier:{leaf2}:{dead['port']}",
+                           f"check the cable {spine1} {dead['peer_port']} <-> {leaf2} {dead['port']}"),
     }[fault]
 
 
 FAULTS = {"isl shut on a spine": _shut, "isl at mtu 1500 both ends": _mtu,
-          "bgp neighbour removed on a leaf": _no_neighbour, "two uplinks swapped": _swap_uplinks}
+          "bgp neighbour removed on a leaf": _no_neighbour, "two uplinks swapped": _swap_uplinks,
+          "isl cable dead": _dead_isl}
+# what a person does where the fix is a person's (no command repairs a cable): plant -> the repair
+BY_HAND: dict[Callable[[DeployedSite], None], Callable[[DeployedSite], None]] = {
+    _swap_uplinks: _swap_uplinks, _dead_isl: _revive_isl}
 
 
 @pytest.mark.parametrize("fault", list(FAULTS))
@@ -236,16 +264,17 @@ def test_a_planted_fabric_fault_is_one_problem_named_exactly_and_its_fix_repairs
         assert problems[0]["target"] not in {h.name for h in site.lab.hosts()}
         fix = problems[0]["fix"]
         assert fix.endswith(fix_tail), fix
-        if plant is _swap_uplinks:
-            _swap_uplinks(site)  # the fix: the cables back into their planned ports
+        if plant in BY_HAND:
+            assert "racfg deploy" not in fix, fix
+            BY_HAND[plant](site)  # the fix a person does: the cables back into their planned ports, alive
         else:
             assert fix.startswith("racfg deploy "), fix
             proc = site.racfg(*shlex.split(fix)[1:], "--yes")  # the named fix, as the operator runs it
             assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
         repaired = True
     finally:
-        if not repaired and plant is _swap_uplinks:
-            _swap_uplinks(site)
+        if not repaired and plant in BY_HAND:
+            BY_HAND[plant](site)
         elif not repaired:
             site.deploy("--limit", ",".join(sw(site, r) for r in ROLES), "--tags", "switch")
     wait_for("the fabric to converge after the repair", lambda: converged(site), timeout=120)

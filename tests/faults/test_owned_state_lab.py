@@ -18,7 +18,7 @@ then does that part by hand and validate is clean.
 Not here: the leaf-spine kinds (isl_admin, isl_cabling,
 isl_mtu, bgp, a planned route deleted) are planted and repaired by their own fix in
 tests/faults/test_leafspine_faults_lab.py
-(isl_carrier and unreadable are not planted anywhere yet); nfs_client and weka own nothing on lab.yaml (no array; no
+(and isl_carrier; unreadable is not planted anywhere yet); nfs_client and weka own nothing on lab.yaml (no array; no
 Weka distribution), and their reads are not_read where they do run (their tasks run every deploy).
 """
 

@@ -368,19 +368,28 @@ def identity(given: dict, facts: dict | None) -> dict:
 
 
 IP_ADDR = ["ip", "-j", "addr", "show"]
+IP_ROUTE = ["ip", "-4", "-j", "route", "show", "table", "all"]
+IP_NEIGH = ["ip", "-4", "-j", "neigh", "show"]
 
 
-def host_facts(spec: dict, facts: dict | None = None, ip_addr: str | None = None) -> dict:
+def _json_list(rc: int, text: str) -> list[dict]:
+    return json.loads(text) if rc == 0 and text.strip() else []
+
+
+def host_facts(spec: dict, facts: dict | None = None, read: dict[str, str] | None = None) -> dict:
     """The baseline document racfg keeps and drift compares: identity (host, kernel, OS, as Ansible's
-    facts know them) with what the host's own tools say. ``ip_addr``: IP_ADDR's output where this
-    module run read it already (the common role's probe reads it for the fabric role)."""
-    rc, text = (0, ip_addr) if ip_addr is not None else run(IP_ADDR)
-    links = {link["ifname"]: link for link in json.loads(text)} if rc == 0 and text.strip() else {}
+    facts know them) with what the host's own tools say. ``read``: the outputs this module run has
+    already (command line -> stdout; the common role's probe reads ip's addresses, routes and
+    neighbours for the fabric role), so none of those commands runs twice."""
+    def output(argv: list[str]) -> tuple[int, str]:
+        given = (read or {}).get(" ".join(argv))
+        return (0, given) if given is not None else run(argv)
+
+    links = {link["ifname"]: link for link in _json_list(*output(IP_ADDR))}
     rc, ofed = run(["ofed_info", "-s"])
-    rc_route, route_text = run(["ip", "-4", "-j", "route", "show", "table", "main"])
-    rc_neigh, neigh_text = run(["ip", "-4", "-j", "neigh", "show"])
-    routes = json.loads(route_text) if rc_route == 0 and route_text.strip() else []
-    neigh = json.loads(neigh_text) if rc_neigh == 0 and neigh_text.strip() else []
+    # the main table's routes (in table all's output, a main-table route names no table)
+    routes = [r for r in _json_list(*output(IP_ROUTE)) if r.get("table", "main") == "main"]
+    neigh = _json_list(*output(IP_NEIGH))
     return {
         **identity(spec.get("identity") or {}, facts),
         "packages": installed_packages(),
@@ -451,9 +460,9 @@ def main() -> None:
             module.fail_json(msg=f"drives: {exc}")
         extra["diff"] = extra.get("diff", []) + extra["drives"].pop("diff", [])
     if params["host_facts"]:
-        ip_addr = next((outputs.get(item["name"]) for item in params["outputs"]
-                        if [str(arg) for arg in item["argv"]] == IP_ADDR), None)
-        extra["racfg_host_facts"] = host_facts(params["host_facts"], facts, ip_addr)
+        read = {" ".join(str(arg) for arg in item["argv"]): outputs[item["name"]] for item in params["outputs"]
+                if item["name"] in outputs and item["name"] not in output_errors}
+        extra["racfg_host_facts"] = host_facts(params["host_facts"], facts, read)
     module.exit_json(changed=False, differs=differs, checked=checked, read=read, outputs=outputs,
                      output_errors=output_errors, also=also,
                      exists={path: os.path.exists(path) for path in params["exists"]}, **extra)

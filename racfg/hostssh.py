@@ -33,6 +33,7 @@ from racfg.errors import CannotRunError
 from racfg.hostkey_check import CheckPolicy, HostKeyError, Peer, checked_key, disabled_algorithms
 from racfg.inventory.cluster import ClusterHost
 from racfg.known_hosts import KnownHosts
+from racfg.ssh_reach import reach_fix
 
 
 class HostSshError(CannotRunError):
@@ -213,7 +214,9 @@ class HostSession:
         except (TimeoutError, paramiko.SSHException, OSError) as exc:
             client.close()
             reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-            raise self.error(f"{unreachable} ({reason})") from None
+            fix = reach_fix(self.name, self.address, self.port, exc,
+                            credentials=f"racfg's SSH key for {self.user} on {self.name} (its authorized_keys)")
+            raise self.error(f"{unreachable} ({reason})", hint=fix) from None
         transport = client.get_transport()
         if transport is not None:
             transport.set_keepalive(5)

@@ -22,6 +22,7 @@ from typing import Any
 import pytest
 
 from racfg.connection import ConnectionOverrides
+from racfg.errors import CannotRunError, RacfgError
 from racfg.results import expected_actual
 from racfg.validate.context import RenderedSite, ValidateContext, find_context
 from racfg.validate.expectations import expected_packages
@@ -183,7 +184,7 @@ def probe(request: pytest.FixtureRequest, ctx: ValidateContext) -> HostProbe:
     name = _subject(request).target
     result = ctx.probes()[name]
     if result.error:
-        raise ConnectionError(result.error)
+        raise CannotRunError(result.error, hint=result.fix)
     return result
 
 
@@ -198,8 +199,10 @@ def facts(request: pytest.FixtureRequest, ctx: ValidateContext) -> Any:
     """The subject switch's SwitchFacts; an unreachable switch makes its checks errors."""
     name = _subject(request).target
     result = ctx.switch_facts()[name]
+    if isinstance(result, RacfgError):
+        raise CannotRunError(result.message, hint=result.hint)
     if isinstance(result, Exception):
-        raise ConnectionError(str(result))
+        raise CannotRunError(str(result))
     return result
 
 

@@ -1,6 +1,6 @@
 """The fabric end to end: jumbo frames on every storage path, and each cable where the plan says.
 
-Jumbo: a small ping, then ``ping -M do -s MTU-28``, from every dgx data NIC to every storage data
+Jumbo: a small ping, then ``ping -M probe -s MTU-28``, from every dgx data NIC to every storage data
 NIC and between storage NICs, by destination as applications send (the host's routing picks the NIC;
 a route that leaves by another NIC or from another address fails the path as "route").
 The matrix is read as a whole (racfg.validate.pathmatrix): an end

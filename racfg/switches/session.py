@@ -14,6 +14,7 @@ from paramiko.ssh_exception import SSHException
 
 from racfg.hostkey_check import Peer, checked_key, pinned, switched_key
 from racfg.known_hosts import KnownHosts
+from racfg.ssh_reach import reach_fix
 from racfg.switches.drivers import SwitchDriver, get_driver
 from racfg.switches.errors import SwitchAuthError, SwitchConfigError, SwitchUnreachable
 from racfg.switches.facts import SwitchFacts
@@ -94,7 +95,9 @@ class SwitchSession:
             if (refused := switched_key(t.peer, t.known_hosts, exc)) is not None:
                 raise refused from None
             reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-            raise SwitchUnreachable(f"switch {t.name}: cannot reach {t.address} over SSH ({reason})") from None
+            fix = reach_fix(t.name, t.host, t.port, exc, credentials=f"the password for {t.username} on {t.name}")
+            raise SwitchUnreachable(f"switch {t.name}: cannot reach {t.address} over SSH ({reason})",
+                                    hint=fix) from None
 
     def close(self) -> None:
         if self.conn is not None:

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from racfg.errors import CannotRunError
+from racfg.errors import CannotRunError, RacfgError
 from racfg.results import Result, Status
 
 
@@ -36,7 +36,8 @@ def check_id(item: pytest.Item) -> tuple[str, str, str]:
 def _message(excinfo: pytest.ExceptionInfo[BaseException]) -> str:
     if excinfo.errisinstance(pytest.skip.Exception):
         return str(excinfo.value.msg) if hasattr(excinfo.value, "msg") else str(excinfo.value)
-    text = str(excinfo.value).strip()
+    value = excinfo.value
+    text = (value.message if isinstance(value, RacfgError) else str(value)).strip()  # its hint is the fix
     if isinstance(excinfo.value, AssertionError):
         text = text.split("\nassert ")[0].strip()
     first = text.splitlines()[0] if text else ""
@@ -79,12 +80,19 @@ class ResultCollector:
         result = Result(
             target=target, check=cid, category=category, status=status, message=message,
             expected=_opt(props.get("expected")), actual=_opt(props.get("actual")),
-            fix=props.get("fix") if status is Status.FAIL else None,
+            fix=props.get("fix") if status is Status.FAIL else _error_fix(call) if status is Status.ERROR else None,
             seconds=round(time.monotonic() - self._started.get(item.nodeid, time.monotonic()), 4),
         )
         self.results.append(result)
         if self.on_result:
             self.on_result(result)
+
+
+def _error_fix(call: pytest.CallInfo[Any]) -> str | None:
+    """An error's fix: the hint of a racfg error worded for people (an unreachable host: what a person
+    does, racfg.ssh_reach); any other exception says nothing it could repair."""
+    value = call.excinfo.value if call.excinfo else None
+    return value.hint if isinstance(value, RacfgError) else None
 
 
 def _opt(value: object) -> str | None:

@@ -8,13 +8,15 @@ thread each), and the validators read the captured sections. Which commands: eac
 module declares the sections it reads (``COMMANDS`` beside its checks); see :func:`collect_commands`.
 The pings of the jumbo matrix run in parallel on their source host inside the same script, by
 destination as applications send (not bound to a NIC): a small ping first (can the destination be
-reached at all?), then, if it passed, the DF ping at the path MTU; if it failed, the same ping bound
+reached at all?), then, if it passed, the DF ping at the path MTU (``DF_PING``: DF set, and the path
+MTU the host learned ignored); if it failed, the same ping bound
 to the path's NIC (passing there, the host's routing is at fault). ``ip route get`` says which NIC
 and source address the host's routing picks: one that is not the path's data NIC is the route.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import shlex
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -22,6 +24,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from racfg.errors import CannotRunError
+
+IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+IPInterface = ipaddress.IPv4Interface | ipaddress.IPv6Interface
 
 MARK = "@@racfg-probe@@"
 
@@ -72,6 +77,7 @@ class HostProbe:
     pings: dict[str, str] = field(default_factory=dict)
     routes: dict[str, str] = field(default_factory=dict)  # PingPath.label -> ``ip route get`` of its address
     error: str | None = None
+    fix: str | None = None  # what repairs ``error`` (racfg.ssh_reach), where it is known
     seconds: float = 0.0
 
     def get(self, key: str) -> Section | None:
@@ -89,22 +95,33 @@ class HostProbe:
 
 def ping_paths(hosts: dict[str, dict[str, Any]]) -> list[PingPath]:
     """Every dgx data NIC to every storage data NIC, and storage to storage (Weka backends talk
-    to each other), between NICs of one subnet, at the smaller of the two NICs' MTUs."""
-    import ipaddress
-
+    to each other), at the smaller of the two NICs' MTUs, from the NIC the host's routing sends by:
+    a NIC of the destination's subnet, else (a routed leaf-spine site: a storage node on another
+    leaf) the NIC of the lowest-metric planned route that covers it (``racfg_routing``). A
+    destination neither reaches is no path of that host (the site does not route between them)."""
     paths = []
     for src, svars in sorted(hosts.items()):
         for dst, dvars in sorted(hosts.items()):
             if src == dst or dvars.get("racfg_role") != "storage":
                 continue
-            for snic in svars.get("racfg_nics", []):
-                s_if = ipaddress.ip_interface(snic["address"])
-                for dnic in dvars.get("racfg_nics", []):
-                    d_if = ipaddress.ip_interface(dnic["address"])
-                    if d_if.ip in s_if.network:
-                        size = min(int(snic["mtu"]), int(dnic["mtu"])) - 28
-                        paths.append(PingPath(src, snic["name"], dst, dnic["name"], str(d_if.ip), size, str(s_if.ip)))
+            for dnic in dvars.get("racfg_nics", []):
+                d_if = ipaddress.ip_interface(dnic["address"])
+                for snic, s_if in _senders(svars, d_if.ip):
+                    size = min(int(snic["mtu"]), int(dnic["mtu"])) - 28
+                    paths.append(PingPath(src, snic["name"], dst, dnic["name"], str(d_if.ip), size, str(s_if.ip)))
     return paths
+
+
+def _senders(hv: dict[str, Any], address: IPAddress) -> list[tuple[dict[str, Any], IPInterface]]:
+    """The host's data NICs that send to ``address`` (see ping_paths): every NIC of its subnet, else
+    the one the lowest-metric planned route to it names."""
+    nics = [(nic, ipaddress.ip_interface(nic["address"])) for nic in hv.get("racfg_nics", [])]
+    connected = [(nic, s_if) for nic, s_if in nics if address in s_if.network]
+    if connected:
+        return connected
+    routes = sorted((r for r in (hv.get("racfg_routing") or {}).get("routes", [])
+                     if any(address in ipaddress.ip_network(to) for to in r["to"])), key=lambda r: int(r["metric"]))
+    return [(nic, s_if) for nic, s_if in nics if routes and nic["name"] == routes[0]["nic"]]
 
 
 # What one validators module declares it reads (its module-level ``COMMANDS``): section name ->
@@ -135,6 +152,44 @@ def collect_commands(declarations: Iterable[tuple[str, Commands]], hv: dict[str,
     return merged
 
 
+# The DF ping at the path MTU, in Python on the host (validate's hosts run Ansible, so they have python3):
+# iputils' ping offers DF only as IP_PMTUDISC_DO, under which the kernel refuses locally what exceeds
+# the path MTU it has learned for the destination, and a path MTU learned from an ICMP "fragmentation
+# needed" while the fabric was wrong lasts ten minutes after the fabric is repaired. IP_PMTUDISC_PROBE
+# sets DF and sends at the NIC's MTU whatever was learned (what tracepath does), so the packet tests
+# the path as it is now. A raw socket needs root: without it (exit 2) the script falls back to ping -M do.
+DF_PING = """import os, select, socket, struct, sys, time
+dst, size = sys.argv[1], int(sys.argv[2])
+try:
+    s = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP)
+except OSError:
+    sys.exit(2)
+s.setsockopt(socket.IPPROTO_IP, 10, 3)  # IP_MTU_DISCOVER: IP_PMTUDISC_PROBE
+ident = os.getpid() & 0xFFFF
+def echo(seq):
+    body = struct.pack("!BBHHH", 8, 0, 0, ident, seq) + bytes(size)
+    padded = body + bytes(len(body) % 2)
+    total = sum(struct.unpack("!%dH" % (len(padded) // 2), padded))
+    total = (total & 0xFFFF) + (total >> 16)
+    total += total >> 16
+    return body[:2] + struct.pack("!H", ~total & 0xFFFF) + body[4:]
+start, sent = time.monotonic(), 0
+while time.monotonic() - start < 5:
+    if sent < 3 and time.monotonic() - start >= 0.2 * sent:
+        try:
+            s.sendto(echo(sent), (dst, 0))
+        except OSError:
+            sys.exit(1)
+        sent += 1
+    if select.select([s], [], [], 0.05)[0]:
+        data, (src, _) = s.recvfrom(65535)
+        icmp = data[(data[0] & 15) * 4:]
+        if src == dst and icmp[:1] == b"\\0" and struct.unpack("!H", icmp[4:6])[0] == ident:
+            sys.exit(0)
+sys.exit(1)
+"""
+
+
 def script(commands: dict[str, str], pings: list[PingPath]) -> str:
     """One POSIX shell script printing every section between markers; pings run in parallel."""
     lines = ["export LC_ALL=C PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"]
@@ -144,16 +199,18 @@ def script(commands: dict[str, str], pings: list[PingPath]) -> str:
         lines.append(f"echo \"{MARK} rc $?\"")
     if pings:
         lines.append(f"echo '{MARK} begin pings'")
+        lines.append(f"racfg_df={shlex.quote(DF_PING)}")
         lines.append("( ")
         for i, p in enumerate(pings):
             # by destination, as applications send (the host's routing picks NIC and source address),
             # and bound to the NIC only where that fails: it tells the route from the link
             dst = shlex.quote(p.dst_addr)
             small = f"ping -n -q -c 2 -i 0.2 -W 2 {dst} >/dev/null 2>&1"
-            df = f"ping -n -q -M do -s {p.size} -c 3 -i 0.2 -W 5 {dst} >/dev/null 2>&1"
+            df = (f"{{ python3 -c \"$racfg_df\" {dst} {p.size} 2>/dev/null; b=$?; [ $b = 2 ] && "
+                  f"{{ ping -n -q -M do -s {p.size} -c 3 -i 0.2 -W 5 {dst} >/dev/null 2>&1; b=$?; }}; }}")
             bound = f"ping -n -q -c 2 -i 0.2 -W 2 -I {shlex.quote(p.src_nic)} {dst} >/dev/null 2>&1"
             route = f"r=$(ip -o -4 route get {dst} 2>&1 | head -n 1 | tr -s ' \\t' '__')"
-            lines.append(f"  ( {route}; {small}; a=$?; b=-; c=-; if [ $a = 0 ]; then {df}; b=$?; "
+            lines.append(f"  ( {route}; {small}; a=$?; b=-; c=-; if [ $a = 0 ]; then {df}; "
                          f"else {bound}; c=$?; fi; echo \"{i} $a $b $c $r\" ) &")
         lines.append("  wait )")
         lines.append(f"echo \"{MARK} rc 0\"")
@@ -182,8 +239,8 @@ def run_probe(host: Any, name: str, commands: dict[str, str], pings: list[PingPa
     probe = HostProbe(name)
     try:
         result = host.run(script(commands, pings))
-    except CannotRunError as exc:  # racfg.hostssh: the host named, with the reason
-        probe.error = exc.message
+    except CannotRunError as exc:  # racfg.hostssh: the host named, with the reason and a person's fix
+        probe.error, probe.fix = exc.message, exc.hint
         probe.seconds = time.monotonic() - start
         return probe
     except Exception as exc:  # paramiko/socket errors: the host's checks become errors, not a crash

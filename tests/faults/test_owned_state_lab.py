@@ -18,7 +18,7 @@ then does that part by hand and validate is clean.
 Not here: the leaf-spine kinds (isl_admin, isl_cabling,
 isl_mtu, bgp, a planned route deleted) are planted and repaired by their own fix in
 tests/faults/test_leafspine_faults_lab.py
-(and isl_carrier; unreadable is not planted anywhere yet); nfs_client and weka own nothing on lab.yaml (no array; no
+(and isl_carrier); nfs_client and weka own nothing on lab.yaml (no array; no
 Weka distribution), and their reads are not_read where they do run (their tasks run every deploy).
 """
 
@@ -218,6 +218,7 @@ class Fault:
     by_hand: Callable[[DeployedSite], None] | None = None
     cause: str = ""
     settle: bool = False  # after the repair, wait for LLDP and time sync (a link or an agent came back)
+    code: int = 1  # validate's exit code with the fault: 1 a check failed, 3 only errors (could not check)
 
 
 def _ssh(host: str, command: str) -> Callable[[DeployedSite], None]:
@@ -292,6 +293,16 @@ def _chrony_at_nowhere(site: DeployedSite) -> None:
                            "systemctl restart chrony")
 
 
+def _sshd(host: str, running: bool) -> Callable[[DeployedSite], None]:
+    """The host's SSH server stopped (by a person, or an upgrade that left it down) or started again, at the
+    machine's console (the lab's exec: no SSH needed)."""
+    def act(site: DeployedSite) -> None:
+        site.lab.exec(host, ["systemctl", "start" if running else "stop", "ssh"])
+        if running:
+            wait_for(f"{host}'s sshd", lambda: site.lab.ssh(host, "true", check=False).returncode == 0)
+    return act
+
+
 def _settle(host: str) -> Callable[[DeployedSite], None]:
     return lambda site: site.settled([host])
 
@@ -340,6 +351,8 @@ FAULTS = (
           _redeploy("dgx01", "common", f"grep -q 'hostname dgx09' {LLDPD_CONF}"), cause="dgx09", settle=True),
     Fault("sysctl_file", _ssh("stor02", f"rm {SYSCTL_FILE}"), "sysctl_file:stor02:sysctl", _deploy("stor02", "common"),
           _redeploy("stor02", "common", f"test ! -e {SYSCTL_FILE}"), cause=SYSCTL_FILE),
+    Fault("unreadable", _sshd("stor02", False), "unreadable:stor02", "start the SSH server on stor02",
+          _sshd("stor02", True), by_hand=_sshd("stor02", True), cause="cannot reach root@", code=3),
     Fault("dataplane", _blackhole(True), "dataplane:dgx01:data0", _deploy("dgx01", "fabric"), _blackhole(False),
           cause="blackhole 198.19.0.21 overrides"),
     Fault("dataplane", _stray_neighbour(True), "dataplane:dgx01:data0", _deploy("dgx01", "fabric"),
@@ -371,7 +384,7 @@ def test_each_problem_kind_is_repaired_by_the_fix_validate_prints(site: Deployed
     try:
         code, report = site.validate()
         problems = {p["id"]: p for p in report["problems"]}
-        assert code == 1, f"validate sees no fault for {fault.kind}"
+        assert code == fault.code, f"validate exits {code} for {fault.kind}: {report['problems']}"
         if fault.problem is None:
             assert len(problems) == 1, list(problems)
             problem = next(iter(problems.values()))

@@ -57,10 +57,46 @@ def test_probe_script_round_trip_and_ping_matrix():
                                        "stor01:data0->stor02:data0", "stor02:data0->stor01:data0"}
     assert {p.size for p in paths if "stor02" in p.label} == {4064}
     text = script({"a": "echo hi", "b": "false"}, paths[:1])
-    assert "ping -n -q -M do -s 8972" in text
+    assert 'python3 -c "$racfg_df" 198.19.0.21 8972' in text and "racfg_df='import os" in text
     out = parse_output("@@racfg-probe@@ begin a\nhi\n@@racfg-probe@@ rc 0\n@@racfg-probe@@ begin b\n"
                        "@@racfg-probe@@ rc 1\n")
     assert out["a"].out == "hi" and out["a"].ok and out["b"].rc == 1
+
+
+def test_on_a_routed_site_a_host_pings_the_other_leaves_storage_by_the_nic_its_routes_send_by():
+    """Issue 52: paths cross the fabric as traffic does. A destination in the NIC's subnet is pinged from
+    that NIC; one on another leaf from the NIC of the lowest-metric planned route covering it (a second
+    NIC's route stands by); a destination no route covers is no path."""
+    def route(nic: str, metric: int) -> dict:
+        return {"nic": nic, "to": ["198.19.64.0/22"], "via": "x", "metric": metric}
+
+    hosts = {
+        "dgx01": {"racfg_role": "dgx", "racfg_nics": [{"name": "d0", "address": "198.19.64.11/24", "mtu": 9000},
+                                                     {"name": "d1", "address": "198.19.65.11/24", "mtu": 4200}],
+                  "racfg_routing": {"routes": [route("d1", 101), route("d0", 100)]}},
+        "stor01": {"racfg_role": "storage", "racfg_nics": [{"name": "s0", "address": "198.19.65.31/24", "mtu": 9000}],
+                   "racfg_routing": {"routes": [route("s0", 100)]}},
+        "stor02": {"racfg_role": "storage", "racfg_nics": [{"name": "s0", "address": "198.19.66.31/24", "mtu": 9000}],
+                   "racfg_routing": {"routes": [route("s0", 100)]}},
+        "stor03": {"racfg_role": "storage", "racfg_nics": [{"name": "s0", "address": "198.18.7.31/24", "mtu": 9000}]},
+    }
+    paths = {p.label: p for p in ping_paths(hosts)}
+    assert set(paths) == {"dgx01:d1->stor01:s0", "dgx01:d0->stor02:s0", "stor01:s0->stor02:s0",
+                          "stor02:s0->stor01:s0"}
+    assert (paths["dgx01:d1->stor01:s0"].src_addr, paths["dgx01:d1->stor01:s0"].size) == ("198.19.65.11", 4172)
+    assert (paths["dgx01:d0->stor02:s0"].src_addr, paths["dgx01:d0->stor02:s0"].size) == ("198.19.64.11", 8972)
+
+
+def test_the_leafspine_example_pings_every_storage_node_from_every_host_across_the_spines():
+    from pathlib import Path
+
+    from racfg.inventory import load_cluster
+    from racfg.render.ansible_inventory import host_vars
+
+    cluster = load_cluster(Path(__file__).resolve().parents[2] / "inventory" / "ra-leafspine.yaml")
+    paths = ping_paths({h.name: host_vars(cluster, h) for h in cluster.hosts})
+    assert {p.dst_host for p in paths if p.src_host == "dgx14"} == {f"weka{i:02d}" for i in range(1, 17)}
+    assert len(paths) == 24 * 16 + 16 * 15
 
 
 def test_each_path_reads_small_then_df_by_destination_and_tells_unreachable_mtu_and_route():
@@ -75,7 +111,8 @@ def test_each_path_reads_small_then_df_by_destination_and_tells_unreachable_mtu_
              for i in (1, 2, 3, 4, 5, 6)]
     text = script({}, paths)
     assert "ping -n -q -c 2 -i 0.2 -W 2 198.19.0.21 >/dev/null" in text  # by destination
-    assert "if [ $a = 0 ]; then ping -n -q -M do -s 8972 -c 3 -i 0.2 -W 5 198.19.0.21" in text
+    assert 'if [ $a = 0 ]; then { python3 -c "$racfg_df" 198.19.0.21 8972 2>/dev/null; b=$?; [ $b = 2 ] && ' \
+        '{ ping -n -q -M do -s 8972 -c 3 -i 0.2 -W 5 198.19.0.21 >/dev/null 2>&1; b=$?; }; }' in text
     assert "else ping -n -q -c 2 -i 0.2 -W 2 -I data0 198.19.0.21" in text  # bound only where it failed
     assert "ip -o -4 route get 198.19.0.21" in text
     good = "_dev_data0_src_198.19.0.11_uid_0_\\_cache"

@@ -251,11 +251,13 @@ def test_unreadable_output_is_an_error_not_a_verdict():
 def test_unreachable_host_makes_every_check_an_error():
     site = RenderedSite(group_vars=GROUP, hosts={"h1": host("dgx")}, switches={})
     ctx = ValidateContext(site)
-    ctx._probes = {"h1": HostProbe("h1", error="cannot reach h1 over SSH: NoValidConnectionsError")}
+    ctx._probes = {"h1": HostProbe("h1", error="cannot reach h1 over SSH: NoValidConnectionsError",
+                                   fix="start the SSH server on h1")}
     ctx._switch_facts = {}
     results = run_checks(ctx, ValidateOptions(categories=["system", "network"]))
     assert results and {r.status for r in results} == {Status.ERROR}
-    assert all("cannot reach h1" in r.message for r in results)
+    assert all(r.message == "cannot reach h1 over SSH: NoValidConnectionsError" for r in results)
+    assert {r.fix for r in results} == {"start the SSH server on h1"}  # what a person does: the unreadable fix
 
 
 def test_a_kind_with_nothing_selected_reports_nothing():

@@ -98,7 +98,7 @@ def rendered_inventory(cluster: Cluster, record: RunRecord) -> Path:
     """The run's rendered inventory, written once: every layer of a drift run reads this one."""
     inventory = record.path / "inventory"
     if not (inventory / "hosts.yml").exists():
-        write_rendered(cluster, inventory)
+        write_rendered(cluster, inventory, inventory_only=True)
     return inventory
 
 

@@ -33,30 +33,36 @@ def _dump(data: object, source: str) -> str:
     return HEADER.format(source=source) + body
 
 
-def render_files(cluster: Cluster) -> dict[str, str]:
-    """All rendered files as {relative path: text}. Pure: same cluster -> same bytes, whatever runs
-    on this machine (a lab's key and passwords reach a run through ``connection_options``, not here).
-    Every string of the variables files is ``!unsafe`` (racfg.render.unsafe): read them back with
-    ``load_rendered``."""
+def inventory_files(cluster: Cluster) -> dict[str, str]:
+    """The Ansible inventory alone (hosts.yml, group_vars/, host_vars/): what the roles and validate's
+    checks read. Pure: same cluster -> same bytes, whatever runs on this machine (a lab's key and
+    passwords reach a run through ``connection_options``, not here). Every string of the variables
+    files is ``!unsafe`` (racfg.render.unsafe): read them back with ``load_rendered``."""
     source = Path(cluster.display).name
     files = {
         "hosts.yml": _dump(inventory_tree(cluster), source),
         "group_vars/all.yml": _dump(mark_unsafe(group_vars(cluster)), source),
-        "fabric.md": fabric_markdown(cluster),
     }
     for host in cluster.hosts:
         files[f"host_vars/{host.name}.yml"] = _dump(mark_unsafe(host_vars(cluster, host)), source)
     for switch in cluster.switches.values():
         files[f"host_vars/{switch.name}.yml"] = _dump(mark_unsafe(switch_vars(cluster, switch)), source)
-    files.update(anta_catalog_files(cluster))  # EOS switches only
     return files
 
 
-def write_rendered(cluster: Cluster, out: Path) -> Written:
+def render_files(cluster: Cluster) -> dict[str, str]:
+    """All rendered files as {relative path: text}: the inventory, and what people and other tools read
+    (fabric.md; the ANTA catalog where there are EOS switches)."""
+    return {**inventory_files(cluster), "fabric.md": fabric_markdown(cluster), **anta_catalog_files(cluster)}
+
+
+def write_rendered(cluster: Cluster, out: Path, *, inventory_only: bool = False) -> Written:
     """Write the rendered tree to ``out``: only files that changed (a second render touches nothing),
     never through a symbolic link, and removing only what racfg wrote there and nobody changed since
-    (racfg.render.out_dir). deploy, drift and validate render into their run records with it too."""
-    return write_tree(out, render_files(cluster))
+    (racfg.render.out_dir). deploy renders the whole tree into its run record; validate and drift only
+    the inventory their checks read (``inventory_only``): the fabric doc and the catalog are for people
+    and ANTA, and rendering them cost each re-check time for nothing it reads."""
+    return write_tree(out, inventory_files(cluster) if inventory_only else render_files(cluster))
 
 
 __all__ = ["Written", "connection_options", "load_rendered", "render_files", "write_rendered"]

@@ -115,7 +115,7 @@ def run_validate(cluster: Cluster, options: ValidateOptions, overrides: Connecti
     record = RunRecord.create("validate")
     if rendered is None:
         rendered = record.path / "inventory"
-        write_rendered(cluster, rendered)
+        write_rendered(cluster, rendered, inventory_only=True)
     ctx = ValidateContext(RenderedSite.load(rendered), inventory_display=cluster.display, overrides=overrides,
                           hosts_selected=hosts, switches_selected=switches, on_progress=on_progress,
                           switches_read=switches_read)

@@ -141,6 +141,24 @@ def test_the_run_records_rendering_is_the_same_function(tmp_path: Path):
     assert (tmp_path / "inventory" / MANIFEST).is_file()
 
 
+def test_validate_and_drift_render_only_the_inventory_their_checks_read(tmp_path: Path):
+    """Issue 53: validate renders only what its checks read. The inventory files are render_files' own
+    (the same bytes), without fabric.md and the ANTA catalog; validate's and drift's run records get
+    exactly those (their calls say inventory_only)."""
+    from racfg.render import inventory_files
+
+    cluster = load_cluster(REPO / "inventory" / "ra-arista.yaml")  # EOS: a catalog in the full render
+    full, inventory = render_files(cluster), inventory_files(cluster)
+    assert {"fabric.md", "anta-catalog.yml"} <= set(full) and set(full) - set(inventory) == {"fabric.md",
+                                                                                              "anta-catalog.yml"}
+    assert all(full[name] == text for name, text in inventory.items())
+    done = write_rendered(cluster, tmp_path / "inventory", inventory_only=True)
+    assert sorted(str(p.relative_to(tmp_path / "inventory")) for p in done.written) == sorted(inventory)
+    for command in ("validate", "drift"):
+        source = (REPO / "racfg" / command / "command.py").read_text()
+        assert "inventory_only=True)" in source and source.count("write_rendered(") == 1, command
+
+
 def test_fabric_doc_lists_every_cable():
     cluster = load_cluster(REPO / "inventory" / "ra-arista.yaml")
     doc = render_files(cluster)["fabric.md"]

@@ -29,7 +29,7 @@ ansible-versions:
 	scripts/ansible-versions.sh
 
 lint: setup
-	$(BIN)/ruff check racfg tests bench validators roles playbooks
+	$(BIN)/ruff check racfg lab tests bench validators roles playbooks
 	$(BIN)/yamllint -s inventory playbooks roles
 	PATH=$(CURDIR)/$(BIN):$$PATH $(BIN)/ansible-lint -q --offline playbooks roles
 

@@ -56,7 +56,7 @@ def lab_up(inventory: str, env: dict[str, str]) -> dict[str, str]:
     """Build a fresh lab; returns ``env`` plus each ``password_env`` switch's variable set to the password the
     lab gave that switch (an inventory's own password source is never overridden: the operator exports it)."""
     from racfg.inventory import load_cluster
-    from racfg.lab import switch_password
+    from racfg_lab import switch_password
 
     racfg("lab", "down", inventory, env=env)
     racfg("lab", "up", inventory, env=env)

@@ -64,7 +64,7 @@ def cpu_per_host(site: str, action: str, env: dict[str, str], inventory: str) ->
     """A measured no-change re-run (``racfg`` or ``plain``) and its CPU-seconds per host, as text."""
     if not CLOCK:
         CLOCK.append(ControllerClock())
-    from racfg.lab.state import load_state
+    from racfg_lab.state import load_state
 
     state = load_state(site)
     hosts_up = state.hosts if state is not None else {}

@@ -8,7 +8,7 @@ check-mode deploy's alone
 (the lab copies of bench/benchlib.py). Needs root; builds and removes its labs.
 
 A drift run reads each switch once for its three layers [one login per switch and drift run]:
-the lab switches count the logins they accept (racfg.lab.api.switch_logins), printed per switch.
+the lab switches count the logins they accept (racfg_lab.api.switch_logins), printed per switch.
 
 Each lab is measured ``ROUNDS`` times, the check-mode deploy and drift alternating so both see the
 same machine; the medians are compared. Printed per lab: each layer's time, the CPU seconds each
@@ -27,7 +27,7 @@ from collections.abc import Callable
 from benchlib import deployed_labs, racfg
 
 from racfg.inventory import load_cluster
-from racfg.lab import api
+from racfg_lab import api
 
 ROUNDS = 3
 

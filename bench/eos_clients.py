@@ -30,10 +30,10 @@ sys.path.insert(0, str(REPO))
 
 from racfg.inventory import load_cluster  # noqa: E402
 from racfg.known_hosts import KnownHosts, host_label  # noqa: E402
-from racfg.lab.switches import ensure_host_key  # noqa: E402
 from racfg.render import render_files  # noqa: E402
 from racfg.render.ansible_inventory import intended_for, switch_ports  # noqa: E402
 from racfg.switches import SwitchTarget, apply_switch  # noqa: E402
+from racfg_lab.switches import ensure_host_key  # noqa: E402
 from tests.switches.eos_clients import EosSwitch, run_ansible, run_anta  # noqa: E402
 
 INVENTORY = REPO / "inventory" / "ra-arista.yaml"
@@ -81,7 +81,7 @@ def main() -> int:
         catalog.write_text(render_files(cluster)["anta-catalog.yml"])
         known = tmp / "known_hosts"  # the switch's host key, made before it starts, as the lab makes one
         known.write_text(f"{host_label('127.0.0.1', ssh_port)} {ensure_host_key(tmp / 'state')}\n")
-        proc = subprocess.Popen([sys.executable, "-m", "racfg.lab.switchcli", "--config", str(tmp / "cli.json")])
+        proc = subprocess.Popen([sys.executable, "-m", "racfg_lab.switchcli", "--config", str(tmp / "cli.json")])
         try:
             wait_port(ssh_port)
             wait_port(eapi_port)

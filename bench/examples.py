@@ -30,9 +30,9 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from racfg.inventory import load_cluster  # noqa: E402
-from racfg.lab import switch_password  # noqa: E402
-from racfg.lab.state import load_state  # noqa: E402
-from racfg.lab.status import collect  # noqa: E402
+from racfg_lab import switch_password  # noqa: E402
+from racfg_lab.state import load_state  # noqa: E402
+from racfg_lab.status import collect  # noqa: E402
 
 EXAMPLES = ["lab", "ra-ethernet", "ra-infiniband", "ra-arista", "ra-leafspine", "ra-leafspine-eos"]
 GIB = 1024**3

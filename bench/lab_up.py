@@ -24,8 +24,8 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from racfg.inventory import load_cluster  # noqa: E402
-from racfg.lab import api, image, lifecycle, status  # noqa: E402
-from racfg.lab.state import load_state  # noqa: E402
+from racfg_lab import api, image, lifecycle, status  # noqa: E402
+from racfg_lab.state import load_state  # noqa: E402
 
 GIB = 1024**3
 

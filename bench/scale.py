@@ -146,7 +146,7 @@ def plain_rerun(inventory: Path, site: str, rendered: Path) -> tuple[int, str, s
     """site.yml by plain ansible-playbook on the rendered inventory, as an operator would run it."""
     from labsupport import run_playbook
 
-    from racfg.lab import api
+    from racfg_lab import api
 
     result = run_playbook(rendered, "site.yml", timeout=3600, overrides=api.connection_overrides(site))
     changes = sum(r["changed"] for r in result.recap.values())
@@ -157,7 +157,7 @@ def runner_rerun(site: str, rendered: Path, env: dict[str, str]) -> tuple[int, s
     """site.yml through ansible-runner alone (bench/runner_alone.py), with plain's options."""
     from labsupport import operator_options
 
-    from racfg.lab import api
+    from racfg_lab import api
 
     with operator_options(api.connection_overrides(site)) as options:
         proc = subprocess.run([sys.executable, str(REPO / "bench" / "runner_alone.py"), "site.yml", str(rendered),
@@ -168,8 +168,8 @@ def runner_rerun(site: str, rendered: Path, env: dict[str, str]) -> tuple[int, s
 
 def bench_size(bench: Bench, size: int, inventory: Path, steps: set[str], tmp: Path, repeat: int = 1) -> None:
     from racfg.inventory import load_cluster
-    from racfg.lab import status
-    from racfg.lab.state import load_state
+    from racfg_lab import status
+    from racfg_lab.state import load_state
 
     cluster = load_cluster(inventory)
     site, hosts = cluster.name, len(cluster.hosts)

@@ -27,8 +27,8 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from racfg.known_hosts import KnownHosts, host_label  # noqa: E402
-from racfg.lab.switches import ensure_host_key  # noqa: E402
 from racfg.switches import SwitchTarget, read_facts  # noqa: E402
+from racfg_lab.switches import ensure_host_key  # noqa: E402
 
 PASSWORD = "bench-secret"
 
@@ -56,7 +56,7 @@ def start(tmp: Path, index: int, platform: str, ports: int) -> tuple[subprocess.
     known = tmp / f"{name}.known_hosts"  # its host key, made before it starts, as the lab makes a switch's
     known.write_text(f"{host_label('127.0.0.1', port)} {ensure_host_key(tmp / name)}\n")
     # its stdout is the switch's log (a line per login): not the benchmark's output
-    proc = subprocess.Popen([sys.executable, "-m", "racfg.lab.switchcli", "--config", str(path)],
+    proc = subprocess.Popen([sys.executable, "-m", "racfg_lab.switchcli", "--config", str(path)],
                             stdout=subprocess.DEVNULL)
     return proc, SwitchTarget(name, platform, "127.0.0.1", port, "admin", PASSWORD,
                               known_hosts=KnownHosts(provider=known))
@@ -95,7 +95,7 @@ def lab_inventory(tmp: Path, switches: int, ports: int) -> Path:
 
 def lab_targets(inventory: Path) -> tuple[list[SwitchTarget], dict[str, int]]:
     from racfg.inventory import load_cluster
-    from racfg.lab import api
+    from racfg_lab import api
 
     cluster = load_cluster(inventory)
     known = KnownHosts(provider=api.lab_known_hosts(cluster.name))
@@ -107,7 +107,7 @@ def lab_targets(inventory: Path) -> tuple[list[SwitchTarget], dict[str, int]]:
 
 def run_lab(args: argparse.Namespace) -> int:
     from racfg.inventory import load_cluster
-    from racfg.lab import api, lifecycle
+    from racfg_lab import api, lifecycle
 
     with tempfile.TemporaryDirectory(prefix="racfg-bench-") as tmp_text:
         inventory = Path(args.lab) if args.lab != "generated" else lab_inventory(Path(tmp_text), args.switches,

@@ -160,7 +160,7 @@ def run_local(args: argparse.Namespace) -> int:
 
 def run_lab(args: argparse.Namespace) -> int:
     from racfg.inventory import load_cluster
-    from racfg.lab import api, lifecycle
+    from racfg_lab import api, lifecycle
 
     rows = []
     with tempfile.TemporaryDirectory(prefix="racfg-bench-") as tmp_text:

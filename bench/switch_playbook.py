@@ -28,7 +28,7 @@ BIN = Path(sys.executable).parent
 
 from racfg.errors import RacfgError  # noqa: E402
 from racfg.inventory import load_cluster  # noqa: E402
-from racfg.lab import api, lifecycle  # noqa: E402
+from racfg_lab import api, lifecycle  # noqa: E402
 
 RECAP = re.compile(r"^(\S+)\s+:\s+ok=(\d+)\s+changed=(\d+)\s+unreachable=(\d+)\s+failed=(\d+)", re.M)
 

@@ -31,20 +31,22 @@ if [ ! -x "$VENV/bin/python" ]; then
   echo "setup: creating $VENV"
   "$PYTHON" -m venv "$VENV"
 fi
-# The stamp holds what was installed: a changed pin or extra installs again, as a newer pyproject.toml does.
+# The stamp holds what was installed: a changed pin or extra installs again, as a newer pyproject.toml
+# (racfg's or the lab's) does. Every venv gets both distributions, editable: racfg (the product) and
+# racfg-lab (lab/: the virtual lab that `racfg lab`, `racfg demo` and the lab tests use).
 stamp=$VENV/.racfg-installed
-wanted="extras=$EXTRAS ansible-core=${ANSIBLE_CORE:-pyproject}"
+wanted="extras=$EXTRAS ansible-core=${ANSIBLE_CORE:-pyproject} lab=editable"
 installed=$(cat "$stamp" 2>/dev/null || echo none)
 [ -n "$installed" ] || installed="extras=dev ansible-core=pyproject"  # an empty stamp: written before stamps said what
-if [ "$installed" != "$wanted" ] || [ pyproject.toml -nt "$stamp" ]; then
-  echo "setup: installing racfg and its dependencies into $VENV ($wanted)"
+if [ "$installed" != "$wanted" ] || [ pyproject.toml -nt "$stamp" ] || [ lab/pyproject.toml -nt "$stamp" ]; then
+  echo "setup: installing racfg, racfg-lab and their dependencies into $VENV ($wanted)"
   "$VENV/bin/pip" install -q --upgrade pip
-  "$VENV/bin/pip" install -q -e ".[$EXTRAS]" ${ANSIBLE_CORE:+"$ANSIBLE_CORE"}
+  "$VENV/bin/pip" install -q -e ".[$EXTRAS]" -e ./lab ${ANSIBLE_CORE:+"$ANSIBLE_CORE"}
   echo "$wanted" > "$stamp"
 fi
 
-# Bytecode for racfg's own modules, as a regular (non-editable) pip install writes it: the editable
-# install has none, and where PYTHONDONTWRITEBYTECODE is set (this machine, CI) every racfg command
+# Bytecode for racfg's own modules and the lab's, as a regular (non-editable) pip install writes it:
+# the editable install has none, and where PYTHONDONTWRITEBYTECODE is set (this machine, CI) every racfg command
 # compiled its modules again at start (0.14 of the 0.5 CPU-s of `racfg check inventory/lab.yaml`).
 # Python still checks each file against its source, and this compiles only what changed.
-"$VENV/bin/python" -m compileall -q racfg >/dev/null
+"$VENV/bin/python" -m compileall -q racfg lab/racfg_lab >/dev/null

@@ -23,14 +23,14 @@ from pathlib import Path
 from racfg.connection import ConnectionOverrides
 from racfg.inventory.cluster import Cluster, ClusterHost
 from racfg.known_hosts import KnownHosts
-from racfg.lab import api
-from racfg.lab.state import LabState, load_state
 from racfg.secret_vars import SWITCH_PASSWORDS_VAR, secret_extravars
+from racfg_lab import api
+from racfg_lab.state import LabState, load_state
 
 
 def prerequisite_problem() -> str | None:
     """Why a lab cannot be built here, or None."""
-    from racfg.lab import prereq
+    from racfg_lab import prereq
 
     root, tools = prereq.missing()
     if not root:
@@ -121,7 +121,7 @@ def running_lab(inventory: Path) -> Iterator[LabHandle]:
     """
     require_lab_prerequisites()
     from racfg.inventory import load_cluster
-    from racfg.lab import lifecycle
+    from racfg_lab import lifecycle
 
     cluster = load_cluster(inventory)
     try:

@@ -33,8 +33,8 @@ from pathlib import Path
 
 from labsupport import LabHandle
 
-from racfg.lab import switches
-from racfg.lab.state import site_dir
+from racfg_lab import switches
+from racfg_lab.state import site_dir
 
 SAMPLE_INTERVAL_S = 0.1
 CHUNK = 16 << 20

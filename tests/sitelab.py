@@ -231,14 +231,14 @@ _SWAPPED = (("dgx03", "data0"), ("stor02", "data0"))
 
 
 def _swap(site: DeployedSite) -> None:
-    from racfg.lab import api
+    from racfg_lab import api
 
     api.swap_cables(site.lab.site, *_SWAPPED)
     wait_for("LLDP to see the swapped cables", lambda: site.lldp_is({"1/3": "stor02", "1/18": "dgx03"}))
 
 
 def _unswap(site: DeployedSite) -> None:
-    from racfg.lab import api
+    from racfg_lab import api
 
     api.unswap_cables(site.lab.site, *_SWAPPED)
     wait_for("LLDP to see the cables back", lambda: site.lldp_is({"1/3": "dgx03", "1/18": "stor02"}))
@@ -284,7 +284,7 @@ def _pull_drive(site: DeployedSite) -> None:
 
 def _reinsert_drive(site: DeployedSite) -> None:
     """A power cycle of the lab host binds its drives again."""
-    from racfg.lab import api
+    from racfg_lab import api
 
     api.stop_host(site.lab.site, "stor02")
     api.start_host(site.lab.site, "stor02")

@@ -3,7 +3,8 @@
 The demo tells the whole story a user needs before trusting racfg with a site: the lab is built,
 the reference architecture deployed, the result accepted by validate (which includes the
 jumbo-frame matrix), measured by a short smoke, and written as one HTML report; the last lines
-summarise each step. The lab is reached through the provider (cli/providers.py) like every command.
+summarise each step. The lab is reached through the provider (cli/providers.py) like every command;
+``racfg demo`` comes with the lab package (racfg-lab): without it, it says how to install it and exits 3.
 """
 
 from __future__ import annotations
@@ -16,7 +17,15 @@ import typer
 from racfg.cli.app import app
 from racfg.cli.deploy_cmd import RecapFormat, refuse_policy_errors, report
 from racfg.cli.options import INVENTORY_ARG
-from racfg.cli.providers import announce_substitutions, lab_down, lab_passwords_for_unset_env, lab_up, overrides_for
+from racfg.cli.providers import (
+    announce_substitutions,
+    lab_down,
+    lab_installed,
+    lab_passwords_for_unset_env,
+    lab_up,
+    overrides_for,
+    register_lab_missing,
+)
 from racfg.console import say
 from racfg.deploy.command import DeployOptions, DeployOutcome, run_deploy
 from racfg.errors import EXIT_CODES_HELP, ExitCode
@@ -26,7 +35,6 @@ from racfg.results import Report, Status
 from racfg.results.render import print_report, write_reports
 
 
-@app.command(epilog=EXIT_CODES_HELP)
 def demo(
     inventory: Path = INVENTORY_ARG,
     keep: bool = typer.Option(True, "--keep/--down", envvar="RACFG_DEMO_KEEP",
@@ -80,6 +88,13 @@ def demo(
     _after(inventory, keep, exports)
     codes = [outcome.exit_code, *(r.exit_code() for r in reports)]
     raise typer.Exit(int(max(codes)))
+
+
+if lab_installed():
+    app.command(epilog=EXIT_CODES_HELP)(demo)
+else:
+    register_lab_missing("demo", "Build the virtual lab of INVENTORY, deploy the reference architecture, validate "
+                         "it, smoke it, report.")
 
 
 def _show(rep: Report) -> None:

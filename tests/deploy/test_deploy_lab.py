@@ -18,7 +18,7 @@ import pytest
 from labsupport import LabHandle
 from secretscan import assert_clean
 
-from racfg.lab import lab_exec, start_host, stop_host, switch_password
+from racfg_lab import lab_exec, start_host, stop_host, switch_password
 
 pytestmark = pytest.mark.lab
 
@@ -149,7 +149,7 @@ def test_a_baseline_is_a_good_state(lab: LabHandle, state_dir: Path):
     named by its cause (its sources are not the site's); a full deploy that changes stor01 but leaves
     it broken (its cable pulled) keeps stor01's last good baseline and names the host and the
     problem; once stor01 is good again, the next deploy that changes it records its facts, only its."""
-    from racfg.lab import api
+    from racfg_lab import api
 
     baseline = state_dir / "baseline" / "lab"
 

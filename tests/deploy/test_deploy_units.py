@@ -116,8 +116,8 @@ def test_switches_deploy_render_never_import_the_lab():
     files = [p for d in PRODUCT_PACKAGES for p in sorted((REPO / d).rglob("*.py"))]
     files += [REPO / m for m in PRODUCT_MODULES]
     assert len(files) > 10
-    leaning = {str(p.relative_to(REPO)): sorted(n for n in _imports(p) if n == "racfg.lab" or
-                                                n.startswith("racfg.lab."))
+    leaning = {str(p.relative_to(REPO)): sorted(n for n in _imports(p) if n == "racfg_lab" or
+                                                n.startswith("racfg_lab."))
                for p in files}
     assert {k: v for k, v in leaning.items() if v} == {}
     # and at run time: loading deploy, the switch layer and render loads no lab code (the CLI
@@ -126,7 +126,7 @@ def test_switches_deploy_render_never_import_the_lab():
     import sys
 
     code = ("import sys, racfg.deploy.command, racfg.switches.apply, racfg.switches.credentials, racfg.render; "
-            "print(sorted(m for m in sys.modules if m.startswith('racfg.lab')))")
+            "print(sorted(m for m in sys.modules if m.startswith('racfg_lab')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO).stdout
     assert out.strip() == "[]"
 

@@ -1,9 +1,12 @@
 """racfg as users install it: the wheel built from this checkout, pip-installed into a fresh venv
 with only the dependencies pyproject declares (no dev extra: no ``ansible`` collection bundle),
-brings up, deploys, validates and takes down inventory/lab.yaml from a directory outside the
-checkout. And Ansible's own reason reaches the user: the same installed racfg run on a copy of
-the roles with a module name broken prints Ansible's error with its file and line and exits 3,
-in deploy and in drift, on the terminal and in --format json.
+deploys and validates inventory/lab.yaml from a directory outside the checkout. The lab comes from
+the lab's own wheel (lab/, racfg-lab) installed beside it, as a user adds it: the installed racfg
+brings the lab up and down through it, and its provider hands deploy the lab's key and passwords;
+the product wheel itself carries no lab (tests/structure/test_lab_package.py).
+And Ansible's own reason reaches the user: the same installed racfg run on a copy of the roles
+with a module name broken prints Ansible's error with its file and line and exits 3, in deploy
+and in drift, on the terminal and in --format json.
 
 The lab is inventory/lab.yaml under a site of its own (``wheellab``, 198.18.86.0/24 and
 198.19.86.0/24), so it never meets the session lab of inventory/lab.yaml (tests/conftest.py).
@@ -64,14 +67,17 @@ class Installed:
 
 
 def install_wheel(directory: Path) -> Path:
-    """Build the wheel and install it into a fresh venv with its declared dependencies only."""
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(directory / "dist"),
-                    str(REPO)], check=True, capture_output=True, timeout=300)
+    """Build racfg's wheel and the lab's and install both into a fresh venv with their declared
+    dependencies only."""
+    for source in (REPO, REPO / "lab"):
+        subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(directory / "dist"),
+                        str(source)], check=True, capture_output=True, timeout=300)
     [wheel] = (directory / "dist").glob("racfg-*.whl")
+    [lab_wheel] = (directory / "dist").glob("racfg_lab-*.whl")
     venv = directory / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, capture_output=True, timeout=120)
-    proc = subprocess.run([str(venv / "bin" / "pip"), "install", "-q", str(wheel)], capture_output=True, text=True,
-                          timeout=600)
+    proc = subprocess.run([str(venv / "bin" / "pip"), "install", "-q", str(wheel), str(lab_wheel)],
+                          capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
     return venv
 
@@ -80,7 +86,7 @@ def install_wheel(directory: Path) -> Path:
 def installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Installed]:
     """The installed racfg with its lab up (``racfg lab up`` of the installed racfg), all removed afterwards."""
     testing.require_lab_prerequisites()
-    from racfg.lab import lifecycle
+    from racfg_lab import lifecycle
 
     root = tmp_path_factory.mktemp("installed-wheel")
     workdir = root / "outside"
@@ -102,8 +108,11 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Installed]:
 
 def test_the_installed_wheel_alone_deploys_and_validates_the_lab_from_outside_the_checkout(installed):
     python = str(installed.venv / "bin" / "python")
-    probe = installed.run(python, "-c", "import racfg.paths as p; print(p.ansible_root())")
-    assert Path(probe.stdout.strip()).is_relative_to(installed.venv), probe.stdout + probe.stderr
+    probe = installed.run(python, "-c", "import racfg.paths as p, racfg_lab; print(p.ansible_root()); "
+                          "print(racfg_lab.__file__)")
+    for path in probe.stdout.split():  # racfg's roles and the lab: both from the wheels, not the checkout
+        assert Path(path).is_relative_to(installed.venv), probe.stdout + probe.stderr
+    assert len(probe.stdout.split()) == 2, probe.stdout + probe.stderr
     no_bundle = installed.run(python, "-c", "import ansible_collections.ansible.posix")
     assert no_bundle.returncode != 0, "the venv has the ansible bundle: the test would not prove the wheel alone"
 

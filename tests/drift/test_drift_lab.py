@@ -12,8 +12,8 @@ import os
 import pytest
 from sitelab import FAULTS, INVENTORY, Fault, drift_layers, env_checks, separate_groups
 
-from racfg.lab import api
 from racfg.locking import site_lock
+from racfg_lab import api
 
 pytestmark = pytest.mark.lab
 

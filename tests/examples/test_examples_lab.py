@@ -25,8 +25,8 @@ import pytest
 from labsupport import running_lab
 
 from racfg.inventory import load_cluster
-from racfg.lab import switch_password
-from racfg.lab.substitutions import DRIVE_MODEL_REASON, IPOIB_REASON
+from racfg_lab import switch_password
+from racfg_lab.substitutions import DRIVE_MODEL_REASON, IPOIB_REASON
 
 # solo: the demo runs a smoke, which measures rates and counts discards on the lab's switch ports; with
 # the other worker's labs on the same two CPUs a port can drop a packet that it would not drop alone.

@@ -17,7 +17,13 @@ from racfg.connection import NO_OVERRIDES, ConnectionOverrides
 from racfg.deploy.preflight import run_preflight
 from racfg.errors import UsageError
 from racfg.inventory import load_cluster
-from racfg.lab.substitutions import (
+from racfg.render import group_vars, write_rendered
+from racfg.results import Status
+from racfg.validate.command import ValidateOptions, run_checks
+from racfg.validate.context import RenderedSite, ValidateContext
+from racfg.validate.expectations import drive_models_unchecked, expected_packages, role_defaults
+from racfg.validate.probe import HostProbe, Section
+from racfg_lab.substitutions import (
     CHECK_DRIVE_MODEL,
     DRIVE_MODEL_REASON,
     IPOIB_REASON,
@@ -26,12 +32,6 @@ from racfg.lab.substitutions import (
     RDMA_DEVICES_UNAVAILABLE,
     inventory_substitutions,
 )
-from racfg.render import group_vars, write_rendered
-from racfg.results import Status
-from racfg.validate.command import ValidateOptions, run_checks
-from racfg.validate.context import RenderedSite, ValidateContext
-from racfg.validate.expectations import drive_models_unchecked, expected_packages, role_defaults
-from racfg.validate.probe import HostProbe, Section
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "inventory"

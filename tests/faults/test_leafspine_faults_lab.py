@@ -33,7 +33,7 @@ pytestmark = pytest.mark.lab
 # The EOS leg ("eos": ("lsvale", "198.18.95.0/24", "198.19.114.0/23")) is not run: its one deploy (2026-11-25)
 # failed the fabric role's cross-leaf jumbo ping while its management subnet was then 198.18.94.0/24, the
 # same as the InfiniBand stand-in lsib's beside it, and in an ISL storm that isolated ISL switchports now
-# prevent (racfg.lab.routed); not run again since (it would add about 3 minutes to the suite). The faults
+# prevent (racfg_lab.routed); not run again since (it would add about 3 minutes to the suite). The faults
 # below already speak EOS (interface mode, `mtu 1500`, `router bgp` mode).
 LEGS = {"onyx": ("lsval", "198.18.82.0/24", "198.19.102.0/23")}
 ROLES = ("leaf1", "leaf2", "spine1", "spine2")
@@ -154,11 +154,11 @@ def _swap_uplinks(site: DeployedSite) -> None:
     spine1) now reaches spine2 and 1/32 spine1; each port keeps its configuration (the device that moved
     takes the address of the port it now sits in). LLDP is restarted on the three switches so their
     tables show the new wiring at once, not after the old neighbours' TTL. Doing it again swaps back."""
-    from racfg.lab import lldpd, names
-    from racfg.lab.api import require_lab
-    from racfg.lab.netns import ip
-    from racfg.lab.state import save_state, site_dir
-    from racfg.lab.switches import switch_dir
+    from racfg_lab import lldpd, names
+    from racfg_lab.api import require_lab
+    from racfg_lab.netns import ip
+    from racfg_lab.state import save_state, site_dir
+    from racfg_lab.switches import switch_dir
 
     name = site.lab.cluster.name
     ns = names.netns(name, sw(site, "leaf1"))
@@ -181,8 +181,8 @@ def _swap_uplinks(site: DeployedSite) -> None:
 def _isl_cable(site: DeployedSite, up: bool) -> None:
     """The leaf2-spine1 ISL's cable dead (or alive again): spine1's end of the link down on the data plane,
     not in its config, so both ends stay admin up and neither hears the other (a person's fault)."""
-    from racfg.lab import names
-    from racfg.lab.netns import ip
+    from racfg_lab import names
+    from racfg_lab.netns import ip
 
     port = _isl(site, "leaf2", "spine1")["peer_port"]
     ns = names.netns(site.lab.cluster.name, sw(site, "spine1"))

@@ -37,7 +37,7 @@ import pytest
 from labsupport import LabHandle
 from sitelab import _PFC_OFF, _PFC_ON, DeployedSite, by_status, wait_for
 
-from racfg.lab import api
+from racfg_lab import api
 
 pytestmark = pytest.mark.lab
 

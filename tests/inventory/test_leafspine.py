@@ -302,7 +302,7 @@ def test_examples_bom_and_plan(name):
 
 
 def test_the_lab_builds_leaf_spine_sites(tmp_path):
-    from racfg.lab.lifecycle import _check_labbable
+    from racfg_lab.lifecycle import _check_labbable
 
     assert _check_labbable(load_cluster(write(tmp_path, leafspine()))) is None
 

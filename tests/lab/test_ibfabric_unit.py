@@ -1,5 +1,5 @@
 """The lab's routed stand-in for an InfiniBand two-tier site, without a lab: when it applies, the line it
-prints, and what it plans (racfg.lab.ibfabric). tests/lab/test_leafspine_site_lab.py builds it."""
+prints, and what it plans (racfg_lab.ibfabric). tests/lab/test_leafspine_site_lab.py builds it."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import ipaddress
 from pathlib import Path
 
 from racfg.inventory import load_cluster
-from racfg.lab import ibfabric
-from racfg.lab.substitutions import IB_TWO_TIER_LINE, IPOIB_REASON, IPOIB_UNAVAILABLE, inventory_substitutions
+from racfg_lab import ibfabric
+from racfg_lab.substitutions import IB_TWO_TIER_LINE, IPOIB_REASON, IPOIB_UNAVAILABLE, inventory_substitutions
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]

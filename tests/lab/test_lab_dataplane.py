@@ -19,10 +19,10 @@ from typing import TypeVar
 import labsupport as testing
 import pytest
 
-from racfg.lab import api, status
-from racfg.lab.switchcli import lldp
 from racfg.switches import read_facts
 from racfg.switches.session import SwitchSession, SwitchTarget
+from racfg_lab import api, status
+from racfg_lab.switchcli import lldp
 
 LAB = pytest.mark.lab  # every test here but the recorded-output ones
 pytestmark = pytest.mark.solo  # the shaped cables' rates: measured with the machine to itself
@@ -221,7 +221,7 @@ def iperf3(lab: testing.LabHandle, client: str, server: str, address: str, *args
 def test_switch_ports_queue_their_models_buffer_and_keep_it_at_a_new_rate(dlab) -> None:
     """sw1 is an SN2700 (Spectrum, 16 MiB), sweos a 7368X (Tomahawk 3, 64 MiB): each port gets its
     model's buffer; a host NIC's egress the default; a new lab rate keeps the port's buffer."""
-    from racfg.lab import fabric
+    from racfg_lab import fabric
 
     def buffers() -> dict[str, int | None]:
         state = dlab.state

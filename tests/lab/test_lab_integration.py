@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from labsupport import LabHandle
 
-from racfg.lab import api, lifecycle, switches
+from racfg_lab import api, lifecycle, switches
 
 pytestmark = pytest.mark.lab
 
@@ -131,11 +131,11 @@ def test_stop_and_start_a_host(lab: LabHandle) -> None:
 
 
 def test_switch_cli_answers(lab: LabHandle) -> None:
-    from racfg.lab.machines import ssh_banner
-    from racfg.lab.switches import cli_available
+    from racfg_lab.machines import ssh_banner
+    from racfg_lab.switches import cli_available
 
     # The CLI ships with racfg: a missing one is a broken install, never a reason to skip.
-    assert cli_available(), "racfg.lab.switchcli is not importable: lab switches would have no management CLI"
+    assert cli_available(), "racfg_lab.switchcli is not importable: lab switches would have no management CLI"
     for sw in lab.state.switches.values():
         assert sw.pid and ssh_banner(sw.mgmt), f"switch CLI of {sw.name} not answering on {sw.mgmt}:22"
 

@@ -11,9 +11,9 @@ from labsupport import require_lab_prerequisites
 
 from racfg.errors import CannotRunError
 from racfg.inventory import load_cluster
-from racfg.lab import lifecycle, names
-from racfg.lab.state import site_dir
-from racfg.lab.teardown import leftovers
+from racfg_lab import lifecycle, names
+from racfg_lab.state import site_dir
+from racfg_lab.teardown import leftovers
 
 pytestmark = pytest.mark.lab
 CYCLE = Path(__file__).parent / "cycle.yaml"

@@ -1,4 +1,4 @@
-"""The limits check of ``lab up`` (racfg/lab/limits.py) on a stand-in /proc/sys: never the machine's.
+"""The limits check of ``lab up`` (lab/racfg_lab/limits.py) on a stand-in /proc/sys: never the machine's.
 
 The machine's own limits are shared by every lab on it, so lowering them to provoke a refusal
 would break other people's labs: these tests point the check at a directory holding the same
@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 
 from racfg.errors import CannotRunError
-from racfg.lab import limits
-from racfg.lab.bootlog import boot_failure_cause
-from racfg.lab.state import no_lab_running
+from racfg_lab import limits
+from racfg_lab.bootlog import boot_failure_cause
+from racfg_lab.state import no_lab_running
 
 STOCK = {  # a fresh Debian/Ubuntu machine
     "fs.inotify.max_user_instances": 128,

@@ -1,4 +1,4 @@
-"""Which lab switches share a password (racfg.lab.switches.password_sources), without a lab: the
+"""Which lab switches share a password (racfg_lab.switches.password_sources), without a lab: the
 switches whose inventory credentials name one ``password_env``. tests/lab/test_lab_routed.py sees the
 shared password files of a lab that is up."""
 
@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from racfg.inventory import load_cluster
-from racfg.lab.switches import ensure_password, password_path, password_sources
+from racfg_lab.switches import ensure_password, password_path, password_sources
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -52,7 +52,7 @@ def test_a_password_sits_in_a_directory_of_its_own_that_only_its_owner_enters(tm
 
 def test_the_lab_ssh_key_is_private_in_a_private_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     """ssh-keygen writes the key 0600; its directory is made 0700 even when it existed more open."""
-    from racfg.lab import lifecycle
+    from racfg_lab import lifecycle
 
     monkeypatch.setenv("RACFG_LAB_DIR", str(tmp_path))
     key = lifecycle.ssh_key_path("keysite")

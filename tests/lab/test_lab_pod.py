@@ -4,7 +4,7 @@ boots on this machine, every host answers over real SSH, and ``lab down`` leaves
 On a stock machine this size used to die at about the 27th host (root's inotify instances ran
 out), and once up, its hosts could not all reach each other at once: the machine's one ARP table
 (1024 entries on a stock machine) overflowed, and validate's jumbo pings failed on the later
-hosts. ``lab up`` now checks and raises both limits first (racfg/lab/limits.py), and the test
+hosts. ``lab up`` now checks and raises both limits first (lab/racfg_lab/limits.py), and the test
 makes every host resolve every other at the same moment. Heavy on a small machine: about a
 minute and 1 GiB while it runs.
 """
@@ -18,8 +18,8 @@ import pytest
 from labsupport import running_lab
 
 from racfg.inventory import load_cluster
-from racfg.lab import limits
-from racfg.lab.teardown import leftovers
+from racfg_lab import limits
+from racfg_lab.teardown import leftovers
 
 pytestmark = [pytest.mark.lab, pytest.mark.solo]  # 64 hosts pinging at once: the machine to itself
 POD = Path(__file__).resolve().parents[2] / "bench" / "pod64.yaml"

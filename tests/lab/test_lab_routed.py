@@ -26,13 +26,13 @@ import pytest
 from netmiko import ConnectHandler
 
 from racfg.catalog import parse_port
-from racfg.lab import fabric, frr, names, routed, switches
-from racfg.lab.netns import create_netns, ip
-from racfg.lab.state import LabState, SwitchState, save_state, site_dir
-from racfg.lab.teardown import leftovers, teardown_site
 from racfg.paths import lab_root
 from racfg.switches import get_driver
 from racfg.switches.parsers import eos, onyx
+from racfg_lab import fabric, frr, names, routed, switches
+from racfg_lab.netns import create_netns, ip
+from racfg_lab.state import LabState, SwitchState, save_state, site_dir
+from racfg_lab.teardown import leftovers, teardown_site
 
 pytestmark = [pytest.mark.lab]
 SITE = "labroute"
@@ -212,7 +212,7 @@ SERVER = ("import socket,sys\nl=socket.socket(); l.setsockopt(socket.SOL_SOCKET,
 def tcp_flows(src: str, dst: str, address: str, count: int) -> None:
     """``count`` TCP connections from host ``src`` to ``dst`` (at ``address``), 8 KB each: what L4 ECMP spreads.
     TCP, not UDP: the sender's stack tags each packet with its connection's hash, which a forwarding kernel
-    reuses at every hop unless it hashes the 5-tuple itself (racfg.lab.frr.SYSCTLS)."""
+    reuses at every hop unless it hashes the 5-tuple itself (racfg_lab.frr.SYSCTLS)."""
     server = subprocess.Popen(["ip", "netns", "exec", names.netns(SITE, dst), "python3", "-c", SERVER, str(count)],
                               stdout=subprocess.PIPE, text=True)
     try:
@@ -297,7 +297,7 @@ def test_lab_up_of_a_leaf_spine_site_runs_frr_per_switch_and_lab_down_removes_it
     restarted by the next up; the spines, whose credentials name one password variable, share one
     password; ``lab down`` leaves no daemon, file or namespace."""
     from racfg.inventory import load_cluster
-    from racfg.lab import lifecycle
+    from racfg_lab import lifecycle
 
     cluster = load_cluster(LEAFSPINE)
     lifecycle.down(LEAFSPINE)

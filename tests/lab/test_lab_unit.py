@@ -9,8 +9,8 @@ import pytest
 
 from racfg.errors import CannotRunError
 from racfg.inventory import load_cluster
-from racfg.lab import drives, frr, names, prereq
-from racfg.lab.fabric import (
+from racfg_lab import drives, frr, names, prereq
+from racfg_lab.fabric import (
     DEFAULT_SCALE_MBIT_PER_100G,
     LAB_CARRIES_MBIT,
     PORT_BUFFER_BYTES,
@@ -69,7 +69,7 @@ def test_shaper_buffer_holds_an_incast_and_the_burst_stays_small(rate_mbit: floa
 
 @pytest.mark.parametrize(("model", "mib"), [("SN2700", 16), ("SN3700", 42), ("7368X", 64), ("no-such-model", 16)])
 def test_a_switch_port_queues_its_models_packet_buffer(model: str, mib: int) -> None:
-    from racfg.lab.fabric import port_buffer_bytes
+    from racfg_lab.fabric import port_buffer_bytes
 
     assert port_buffer_bytes(model) == mib * 1024 * 1024
     shaper = Shaper.for_rate(1000, port_buffer_bytes(model))

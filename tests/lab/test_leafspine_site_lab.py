@@ -30,10 +30,10 @@ import pytest
 import sitelab
 
 from racfg.catalog import parse_port
-from racfg.lab import frr, lifecycle, names
-from racfg.lab.state import site_dir
-from racfg.lab.teardown import leftovers
 from racfg.switches import SwitchSession
+from racfg_lab import frr, lifecycle, names
+from racfg_lab.state import site_dir
+from racfg_lab.teardown import leftovers
 
 pytestmark = [pytest.mark.lab]
 

@@ -26,7 +26,7 @@ LLDP_FRAME = "0180c200000e" + "020000000001" + "88cc" + "00" * 50
 # ETH_P_ALL socket), FRAMES frames sent from the host end, then the port's rx_dropped and what the tap got.
 SWITCH_SIDE = f"""
 import socket, subprocess, sys
-from racfg.lab.switchcli.dataplane import ControlFrameSink
+from racfg_lab.switchcli.dataplane import ControlFrameSink
 sink = ControlFrameSink()
 sink.claim("swp1")
 tap = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(3))

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from racfg.lab.switchcli import l3dataplane
-from racfg.lab.switchcli.config import CliConfig
-from racfg.lab.switchcli.engine import CliSession
-from racfg.lab.switchcli.routing import BgpConfig, RoutingConfig, frr_config
-from racfg.lab.switchcli.state import ConfigStore
-from racfg.lab.switchcli.switch import EmulatedSwitch
+from racfg_lab.switchcli import l3dataplane
+from racfg_lab.switchcli.config import CliConfig
+from racfg_lab.switchcli.engine import CliSession
+from racfg_lab.switchcli.routing import BgpConfig, RoutingConfig, frr_config
+from racfg_lab.switchcli.state import ConfigStore
+from racfg_lab.switchcli.switch import EmulatedSwitch
 
 EOS_LEAF = [
     "enable", "configure", "ip routing", "vlan 10",
@@ -156,7 +156,7 @@ def test_dataplane_plan_is_idempotent_and_undoes_what_was_removed():
 
 
 def test_dataplane_plan_isolates_an_isl_that_goes_back_to_a_switchport():
-    """An ISL made a switchport again must not forward to the other ISLs (the loop racfg.lab.routed
+    """An ISL made a switchport again must not forward to the other ISLs (the loop racfg_lab.routed
     names); a host port stays an ordinary bridge port."""
     lines = l3dataplane.plan(RoutingConfig(), {"1/1": "swp1", "1/31": "swp31"}, {}, {"swp1": None, "swp31": None},
                              frozenset({"swp31"}))

@@ -1,7 +1,7 @@
 """The ofed and weka roles on a real lab (tests/roles/ofedlab.yaml: site ofedlab, one GPU server,
 one storage server), run by plain ansible-playbook with the roles' settings as extra vars.
 
-MLNX_OFED: the lab's stand-in distribution (racfg.lab.mlnxofed) is built on the controller in the
+MLNX_OFED: the lab's stand-in distribution (racfg_lab.mlnxofed) is built on the controller in the
 test (a MLNX_OFED_LINUX-<release>.tgz whose ``mlnxofedinstall`` installs a real ``.deb``, which puts
 an ``ofed_info`` printing that release on the host). The role really reads its release on the
 controller, copies it to the host, checks its sha256 there, unpacks it, runs the installer, checks
@@ -35,8 +35,8 @@ from pathlib import Path
 import labsupport as testing
 import pytest
 
-from racfg.lab import mlnxofed
-from racfg.lab.api import connection_overrides
+from racfg_lab import mlnxofed
+from racfg_lab.api import connection_overrides
 
 pytestmark = pytest.mark.lab
 
@@ -51,7 +51,7 @@ INSTALLER_LOG = mlnxofed.INSTALL_LOG
 
 
 def fake_distribution(parent: Path, named: str, installs: str | None = None) -> Path:
-    """The lab's stand-in distribution (racfg.lab.mlnxofed) as a tarball on the controller."""
+    """The lab's stand-in distribution (racfg_lab.mlnxofed) as a tarball on the controller."""
     return mlnxofed.build_tarball(parent / f"MLNX_OFED_LINUX-{named}-{mlnxofed.DISTRO}-{mlnxofed.ARCH}.tgz", named,
                                   installs=installs)
 

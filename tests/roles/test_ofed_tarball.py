@@ -1,5 +1,5 @@
 """The MLNX_OFED URL path's parsing, without a lab: what release a tarball holds as the host reads it
-(roles/ofed/library/racfg_ofed_tarball.py), and which inventory URLs the lab serves (racfg.lab.mlnxofed).
+(roles/ofed/library/racfg_ofed_tarball.py), and which inventory URLs the lab serves (racfg_lab.mlnxofed).
 
 The tarballs are the lab's stand-in distributions (real tar.gz files in the vendor's layout), read
 through a stream as the module reads an HTTP response.
@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from racfg.inventory import load_cluster
-from racfg.lab import mlnxofed
+from racfg_lab import mlnxofed
 from tests.roles.role_modules import load_role_module
 
 module = load_role_module("ofed", "racfg_ofed_tarball")
@@ -155,7 +155,7 @@ def test_other_sources_are_not_the_labs(tmp_path: Path, source: str) -> None:
 
 def test_lab_up_refuses_a_lab_url_it_cannot_serve_before_building_anything(tmp_path: Path) -> None:
     from racfg.errors import UsageError
-    from racfg.lab.lifecycle import _check_labbable
+    from racfg_lab.lifecycle import _check_labbable
 
     cluster = load_cluster(_inventory(tmp_path, "https://198.18.74.1/MLNX_OFED_LINUX-9.9-1.0.0.0-debian12-x86_64.tgz"))
     with pytest.raises(UsageError, match=r"cannot build a lab: software\.ofed\.source https://198\.18\.74\.1/.*http"):

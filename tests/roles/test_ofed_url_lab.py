@@ -3,7 +3,7 @@ by ``racfg deploy`` as a user runs it.
 
 The inventory's software.ofed.source is an http URL on the lab's management gateway (with
 ``allow_http: true``: the lab's server is its own), so ``lab up`` serves a stand-in MLNX_OFED
-tarball of the pinned release there (racfg.lab.mlnxofed: the vendor's layout, an installer that
+tarball of the pinned release there (racfg_lab.mlnxofed: the vendor's layout, an installer that
 installs a real .deb holding an ``ofed_info``; no drivers; built reproducibly, so the inventory
 carries its sha256). The host reads the tarball's release from the stream, downloads it, checks its
 sha256, unpacks it, runs ``mlnxofedinstall``, and ``ofed_info -s`` must then show the pin; the next
@@ -26,9 +26,9 @@ import labsupport as testing
 import pytest
 
 from racfg.inventory import load_cluster
-from racfg.lab import httpserver, machines, mlnxofed
-from racfg.lab.state import site_dir
-from racfg.lab.teardown import leftovers
+from racfg_lab import httpserver, machines, mlnxofed
+from racfg_lab.state import site_dir
+from racfg_lab.teardown import leftovers
 
 pytestmark = pytest.mark.lab
 

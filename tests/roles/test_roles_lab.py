@@ -16,7 +16,7 @@ from pathlib import Path
 import labsupport as testing
 import pytest
 
-from racfg.lab.api import connection_overrides
+from racfg_lab.api import connection_overrides
 
 pytestmark = pytest.mark.lab
 

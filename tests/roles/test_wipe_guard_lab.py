@@ -48,7 +48,7 @@ from pathlib import Path
 import labsupport as testing
 import pytest
 
-from racfg.lab.api import connection_overrides
+from racfg_lab.api import connection_overrides
 from tests.roles import weka_signature
 
 pytestmark = pytest.mark.lab

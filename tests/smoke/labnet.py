@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from labsupport import LabHandle
 
-from racfg.lab import api
+from racfg_lab import api
 
 JUMBO = 9000
 

@@ -23,13 +23,13 @@ from secretscan import assert_clean
 
 from racfg.cli.providers import overrides_for
 from racfg.inventory import load_cluster
-from racfg.lab import api
 from racfg.locking import site_lock
 from racfg.results import Report, Status
 from racfg.results.render import render_report
 from racfg.smoke.command import SmokeOptions, run_smoke
 from racfg.smoke.judge.readings import REMEASURE
 from racfg.smoke.remote import Fleet
+from racfg_lab import api
 from tests.smoke.labnet import configure_data_plane
 
 pytestmark = [pytest.mark.lab, pytest.mark.solo]  # rates: measured with the machine to itself
@@ -125,7 +125,7 @@ def test_an_incast_into_one_client_port_fills_it_without_discards(lab: LabHandle
                                                                        tmp_path: Path) -> None:
     """Smoke's read load sends every process of a link into the client's switch port at once (8 on the
     17-host examples, one per storage host): here 12 processes from the 2 storage hosts. The lab port's
-    buffer (a switch's 16 MiB, racfg.lab.fabric.Shaper) holds the incast, so the lab switch counts no
+    buffer (a switch's 16 MiB, racfg_lab.fabric.Shaper) holds the incast, so the lab switch counts no
     egress discards; with the 50 ms queue it had before (1.6 MB at 250 Mbit/s) this test saw them.
     The processes, released together, add up to what the port carries, not more; 12 at once on the
     client are more than sshd's MaxSessions (10) lets one SSH connection carry."""

@@ -1,4 +1,4 @@
-"""Emulated switches (racfg.lab.switchcli) on 127.0.0.1 with free ports: real SSH, real netmiko.
+"""Emulated switches (racfg_lab.switchcli) on 127.0.0.1 with free ports: real SSH, real netmiko.
 
 Each switch gets its host key before it starts, as a lab switch does, and a known_hosts file that
 lists it (``EmulatedSwitch.known_hosts``): racfg's sessions check a switch's key strictly."""
@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from racfg.known_hosts import KnownHosts, host_label
-from racfg.lab.switches import ensure_host_key
+from racfg_lab.switches import ensure_host_key
 
 PASSWORD = "lab-secret-1"
 MODELS = {"onyx": ("SN2700", 32, "1/1"), "eos": ("7368X", 128, "Ethernet1/1"), "mlnxos-ib": ("SB7800", 36, "1/1")}
@@ -44,7 +44,7 @@ class EmulatedSwitch:
         return KnownHosts(provider=self.known_hosts_file)
 
     def start(self) -> None:
-        self.proc = subprocess.Popen([sys.executable, "-m", "racfg.lab.switchcli", "--config", str(self.config)])
+        self.proc = subprocess.Popen([sys.executable, "-m", "racfg_lab.switchcli", "--config", str(self.config)])
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
             with socket.socket() as s:

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from racfg.lab.switchcli.config import CabledPort, CliConfig
-from racfg.lab.switchcli.engine import CliSession
-from racfg.lab.switchcli.switch import EmulatedSwitch
+from racfg_lab.switchcli.config import CabledPort, CliConfig
+from racfg_lab.switchcli.engine import CliSession
+from racfg_lab.switchcli.switch import EmulatedSwitch
 
 MODELS = {"onyx": ("SN2700", 32), "eos": ("7060CX-32S", 32), "mlnxos-ib": ("SB7800", 36)}
 

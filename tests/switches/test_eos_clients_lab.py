@@ -27,10 +27,10 @@ import pyeapi
 import pytest
 from scrapli.driver.core import EOSDriver
 
-import racfg.lab
-from racfg.lab import api
+import racfg_lab
 from racfg.render.ansible_inventory import intended_for
 from racfg.switches import SwitchTarget, apply_switch, read_facts
+from racfg_lab import api
 from tests.switches.eos_clients import EosSwitch, run_ansible, run_anta
 
 pytestmark = pytest.mark.lab
@@ -67,7 +67,7 @@ def hosts_announce_lldp(lab: testing.LabHandle, rendered: Path, tmp_path_factory
 def eos(lab: testing.LabHandle, hosts_announce_lldp: None) -> EosSwitch:
     """The lab switch, deployed as racfg intends it (MTU, descriptions; saved)."""
     sw = lab.cluster.switches[SWITCH]
-    password = racfg.lab.switch_password(lab.site, SWITCH)
+    password = racfg_lab.switch_password(lab.site, SWITCH)
     target = SwitchTarget(SWITCH, "eos", sw.spec.mgmt, 22, sw.spec.credentials.username, password, timeout=10,
                           known_hosts=lab.known_hosts)
     result = apply_switch(target, intended_for(lab.cluster, SWITCH))

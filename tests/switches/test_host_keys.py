@@ -1,4 +1,4 @@
-"""Switch host keys checked as hosts' are, on real SSH: an emulated switch (racfg.lab.switchcli on
+"""Switch host keys checked as hosts' are, on real SSH: an emulated switch (racfg_lab.switchcli on
 127.0.0.1) reached by racfg's switch session (netmiko), by racfg's host session (paramiko) and by
 OpenSSH, each reading the same known_hosts files and coming to the same verdict.
 
@@ -16,8 +16,8 @@ import pytest
 from racfg.hostkey_check import HostKeyError, Peer, accept, read_key
 from racfg.hostssh import HostSession, HostSshError, SshEndpoint
 from racfg.known_hosts import KnownHosts, host_label
-from racfg.lab.switches import ensure_host_key
 from racfg.switches import SwitchAuthError, SwitchTarget, read_facts
+from racfg_lab.switches import ensure_host_key
 from tests.switches.conftest import PASSWORD
 
 

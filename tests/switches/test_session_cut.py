@@ -17,7 +17,6 @@ from netmiko.exceptions import ReadTimeout
 
 from racfg.deploy.command import _exit_code
 from racfg.errors import ExitCode
-from racfg.lab.switchcli import faults
 from racfg.playbook import PlaybookTracker
 from racfg.switches import IntendedPort, IntendedSwitch, SwitchSession, SwitchTarget, apply_switch, get_driver
 from racfg.switches.apply import push_lines, push_session
@@ -25,6 +24,7 @@ from racfg.switches.drivers import Change, SwitchDriver
 from racfg.switches.errors import SwitchSessionLost
 from racfg.switches.progress import PlanProgress, by_hand, still_applied, undo_plan
 from racfg.switches.rollback import rollback
+from racfg_lab.switchcli import faults
 from tests.switches.conftest import MODELS, PASSWORD, EmulatedSwitch
 
 C1 = Change("interface ethernet 1/1", "description dgx01:data0", "no description", "1/1 description")

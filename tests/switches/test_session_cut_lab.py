@@ -7,7 +7,7 @@ One lab for the module (tests/switches/cutlab.yaml, site cutlab: cutonyx and cut
 twice to each; 198.18.58.0/24). Each test first puts the two cabled ports of its switch at MTU
 1500, no description, the first up and the second shut, so racfg's plan is five changes in nine
 lines (both ports: description, MTU; the second: no shutdown). The lab cuts the session at line 7
-(racfg.lab.cut_switch_session): the switch executes the second port's MTU line, so that port's
+(racfg_lab.cut_switch_session): the switch executes the second port's MTU line, so that port's
 veth really goes to MTU 9000, and never answers it; it drops the connection, or stays silent
 until racfg's command timeout. On Onyx the rollback must undo that unanswered line too.
 """
@@ -24,7 +24,7 @@ from pathlib import Path
 import labsupport as testing
 import pytest
 
-import racfg.lab
+import racfg_lab
 from racfg.errors import ExitCode
 from racfg.render.ansible_inventory import intended_for
 from racfg.switches import SwitchTarget, apply_switch, get_driver
@@ -72,7 +72,7 @@ def rendered(cutlab: testing.LabHandle, tmp_path_factory: pytest.TempPathFactory
 def target(lab: testing.LabHandle, name: str, command_timeout: float = 60.0) -> SwitchTarget:
     sw = lab.cluster.switches[name]
     return SwitchTarget(name, sw.platform, sw.spec.mgmt, 22, sw.spec.credentials.username,
-                        racfg.lab.switch_password(lab.site, name), timeout=10, known_hosts=lab.known_hosts,
+                        racfg_lab.switch_password(lab.site, name), timeout=10, known_hosts=lab.known_hosts,
                         command_timeout=command_timeout)
 
 
@@ -134,9 +134,9 @@ def test_dropped_session_mid_plan_leaves_the_switch_as_it_was(cutlab, rendered, 
     assert before.veths == {PORTS[name][0]: (1500, True), PORTS[name][1]: (1500, False)}
     plan = apply_switch(target(cutlab, name), intended_for(cutlab.cluster, name), check=True).commands
     assert len(plan) == 9 and plan[CUT_AT - 1].startswith("mtu 9000"), plan
-    racfg.lab.cut_switch_session(SITE, name, CUT_AT)
+    racfg_lab.cut_switch_session(SITE, name, CUT_AT)
     run = testing.run_playbook(rendered, "switches.yml", "--limit", name, "-e", f"switch_command_timeout={TIMEOUT}",
-                               timeout=300, overrides=racfg.lab.connection_overrides(SITE))
+                               timeout=300, overrides=racfg_lab.connection_overrides(SITE))
     after = operator(cutlab, name)
     assert cut_fired(cutlab, name, "drop")
     assert run.rc != 0 and run.recap[name]["failed"] == 1, run.output[-3000:]
@@ -159,7 +159,7 @@ def test_silent_switch_mid_plan_is_rolled_back_on_a_new_session(cutlab, name):
     racfg gives the session up, puts the switch back on a new one and raises exit 3 saying so."""
     before = operator(cutlab, name, BEFORE[name])
     intended = intended_for(cutlab.cluster, name)
-    racfg.lab.cut_switch_session(SITE, name, CUT_AT, hang=True)
+    racfg_lab.cut_switch_session(SITE, name, CUT_AT, hang=True)
     with pytest.raises(SwitchSessionLost) as caught:
         apply_switch(target(cutlab, name, command_timeout=TIMEOUT), intended)
     after = operator(cutlab, name)

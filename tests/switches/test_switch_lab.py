@@ -25,7 +25,7 @@ import labsupport as testing
 import pytest
 from netmiko import ConnectHandler
 
-import racfg.lab
+import racfg_lab
 from racfg.render.ansible_inventory import intended_for
 from racfg.switches import (
     ApplyResult,
@@ -81,7 +81,7 @@ def rendered(swlab: testing.LabHandle, tmp_path_factory: pytest.TempPathFactory)
 def connect(lab: testing.LabHandle, name: str):
     """netmiko's own platform driver on the switch's management address, lab password."""
     sw = lab.cluster.switches[name]
-    password = racfg.lab.switch_password(lab.site, name)
+    password = racfg_lab.switch_password(lab.site, name)
     conn = ConnectHandler(device_type=get_driver(sw.platform).device_type, host=sw.spec.mgmt,
                           username=sw.spec.credentials.username, password=password, secret=password,
                           fast_cli=True, timeout=10, conn_timeout=10)
@@ -131,7 +131,7 @@ Run = testing.PlaybookResult
 def playbook(rendered: Path, *args: str) -> Run:
     """switches.yml by plain ansible-playbook, the lab's switch passwords in a private extra-vars file."""
     return testing.run_playbook(rendered, "switches.yml", *args, timeout=300,
-                                overrides=racfg.lab.connection_overrides(SITE))
+                                overrides=racfg_lab.connection_overrides(SITE))
 
 
 # --- 1. netmiko, each platform, on lab switches -----------------------------------------------
@@ -319,7 +319,7 @@ def test_switch_restart_keeps_saved_and_drops_unsaved(swlab, converge, name, lin
     configure(swlab, name, lines)  # not saved
     assert veth_mtu(swlab, name, port) == 1500
     pid = swlab.state.switches[name].pid
-    racfg.lab.restart_switch(SITE, name)
+    racfg_lab.restart_switch(SITE, name)
     assert swlab.state.switches[name].pid not in (None, pid)
     facts = driver.parse_interfaces(show(swlab, name, driver.show["interfaces"])[0])
     assert facts[port].mtu == 9000 and facts[port].description.endswith(":data0" if name == "swonyx" else ":data1")
@@ -332,11 +332,11 @@ def test_switch_restart_keeps_saved_and_drops_unsaved(swlab, converge, name, lin
 def test_unreachable_switch_is_named_and_the_other_is_still_configured(swlab, rendered, converge):
     configure(swlab, "swonyx", ["interface ethernet 1/1 mtu 1500 force"])  # drift to repair
     assert veth_mtu(swlab, "swonyx", "1/1") == 1500
-    racfg.lab.stop_switch(SITE, "sweos")
+    racfg_lab.stop_switch(SITE, "sweos")
     try:
         run = playbook(rendered)
     finally:
-        racfg.lab.start_switch(SITE, "sweos")
+        racfg_lab.start_switch(SITE, "sweos")
     assert run.rc != 0
     assert run.recap["sweos"]["failed"] == 1, run.output[-3000:]
     assert run.recap["swonyx"] == {"ok": 2, "changed": 1, "unreachable": 0, "failed": 0}, run.output[-3000:]
@@ -426,7 +426,7 @@ def switch_target(lab: testing.LabHandle, name: str) -> SwitchTarget:
     """How racfg reaches the lab switch: its management address and the password the lab generated."""
     sw = lab.cluster.switches[name]
     return SwitchTarget(name, sw.platform, sw.spec.mgmt, 22, sw.spec.credentials.username,
-                        racfg.lab.switch_password(lab.site, name), timeout=30, known_hosts=lab.known_hosts)
+                        racfg_lab.switch_password(lab.site, name), timeout=30, known_hosts=lab.known_hosts)
 
 
 def spare_intent(lab: testing.LabHandle, name: str, *ports: IntendedPort) -> IntendedSwitch:
@@ -563,7 +563,7 @@ def test_switch_host_keys_are_checked_as_hosts_are(swlab, tmp_path):
     name, mgmt = "swonyx", "198.18.40.2"
     home = tmp_path / "home"
     env = {**os.environ, "HOME": str(home), "RACFG_STATE_DIR": str(tmp_path / "state"), "RACFG_PLAIN": "1"}
-    lab_file = racfg.lab.lab_known_hosts(SITE)
+    lab_file = racfg_lab.lab_known_hosts(SITE)
     assert lab_file is not None
     recorded = lab_file.read_text()
     assert f"\n{mgmt} ssh-ed25519 " in f"\n{recorded}" and "\n198.18.40.3 ssh-ed25519 " in f"\n{recorded}"
@@ -599,7 +599,7 @@ def test_switch_host_keys_are_checked_as_hosts_are(swlab, tmp_path):
         assert all(r["status"] != "error" for r in switch_results(known, name)), switch_results(known, name)
 
         lab_file.write_text(recorded)
-        old_key = racfg.lab.rekey_switch(SITE, name)
+        old_key = racfg_lab.rekey_switch(SITE, name)
         new_fingerprint = subprocess.run(["ssh-keygen", "-lf", key_file], check=True, capture_output=True,
                                          text=True).stdout.split()[1]
         changed = racfg_run(env, *validate)
@@ -614,4 +614,4 @@ def test_switch_host_keys_are_checked_as_hosts_are(swlab, tmp_path):
     finally:
         lab_file.write_text(recorded)
         if old_key is not None:
-            racfg.lab.rekey_switch(SITE, name, old_key)
+            racfg_lab.rekey_switch(SITE, name, old_key)

@@ -18,7 +18,7 @@ import xml.etree.ElementTree as ET
 import pytest
 from sitelab import INVENTORY, DeployedSite, by_status
 
-from racfg.lab import api
+from racfg_lab import api
 
 pytestmark = pytest.mark.lab
 

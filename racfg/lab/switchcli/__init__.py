@@ -1,2 +1,0 @@
-"""The lab's emulated switch CLI: one SSH server per lab switch speaking Onyx, EOS or MLNX-OS IB
-closely enough for netmiko's unmodified drivers (see racfg.lab.switchcli.platforms)."""

@@ -26,7 +26,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from racfg.known_hosts import KnownHosts, host_label  # noqa: E402
+from racfg.ssh.known_hosts import KnownHosts, host_label  # noqa: E402
 from racfg.switches import SwitchTarget, read_facts  # noqa: E402
 from racfg_lab.switches import ensure_host_key  # noqa: E402
 

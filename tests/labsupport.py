@@ -22,8 +22,8 @@ from pathlib import Path
 
 from racfg.connection import ConnectionOverrides
 from racfg.inventory.cluster import Cluster, ClusterHost
-from racfg.known_hosts import KnownHosts
 from racfg.secret_vars import SWITCH_PASSWORDS_VAR, secret_extravars
+from racfg.ssh.known_hosts import KnownHosts
 from racfg_lab import api
 from racfg_lab.state import LabState, load_state
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from racfg.errors import CannotRunError, RacfgError, UsageError
 from racfg.inventory.cluster import Cluster
 from racfg.inventory.loader import load_cluster
-from racfg.locking import site_lock
+from racfg.lock.local import site_lock
 from racfg.paths import lab_root, private_dir
 from racfg_lab import (
     drives,

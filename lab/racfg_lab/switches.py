@@ -24,8 +24,8 @@ from typing import Any
 
 from racfg.errors import CannotRunError
 from racfg.inventory.cluster import Cluster
-from racfg.known_hosts import host_label
 from racfg.paths import private_dir
+from racfg.ssh.known_hosts import host_label
 from racfg_lab.machines import _tail, is_running, ssh_banner, terminate
 from racfg_lab.sh import log
 from racfg_lab.state import LabState, SwitchState

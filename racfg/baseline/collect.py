@@ -16,10 +16,10 @@ from typing import Any
 from racfg.baseline.store import commit_baseline, staging_dir
 from racfg.connection import NO_OVERRIDES, ConnectionOverrides
 from racfg.inventory import Cluster
-from racfg.known_hosts import KnownHosts
 from racfg.playbook import Playbook, PlaybookTracker, Selection
 from racfg.run_record import RunRecord
 from racfg.secret_env import password_variables
+from racfg.ssh.known_hosts import KnownHosts
 from racfg.switches.facts import ConfigLine, has_bgp_process
 
 

@@ -1,7 +1,7 @@
 """``racfg hostkey show|accept``: the SSH host keys of a site's hosts and switches.
 
 Every SSH connection racfg makes refuses a host or switch whose key the known_hosts files do not
-list (racfg.known_hosts); ``show`` says what each one presents now and what the files say of it,
+list (racfg.ssh.known_hosts); ``show`` says what each one presents now and what the files say of it,
 and ``accept`` records one key after the operator has compared its fingerprint with the one the
 machine shows on its own console. Neither ever replaces a known key.
 """
@@ -17,9 +17,9 @@ from racfg.cli.app import app
 from racfg.cli.options import INVENTORY_ARG
 from racfg.cli.providers import overrides_for
 from racfg.errors import CannotRunError, UsageError
-from racfg.hostkey_check import Peer, accept, survey
 from racfg.inventory import Cluster, load_cluster
-from racfg.known_hosts import KnownHosts
+from racfg.ssh.hostkeys import Peer, accept, survey
+from racfg.ssh.known_hosts import KnownHosts
 
 hostkey_app = typer.Typer(
     name="hostkey",

@@ -21,7 +21,7 @@ from racfg.deploy.preflight import check_switch_host_keys, run_preflight
 from racfg.deploy.view import RunView
 from racfg.errors import ExitCode
 from racfg.inventory import Cluster
-from racfg.locking import Stop, site_change_lock, stop_on_signals
+from racfg.lock.local import Stop, site_change_lock, stop_on_signals
 from racfg.paths import state_dir
 from racfg.playbook import RUNNER_IDENT, Playbook, PlaybookTracker, Selection, count_tasks, remember_task_count
 from racfg.playbook.module_processes import WAIT_S, Leftovers, hosts_in_scope, stop_leftovers

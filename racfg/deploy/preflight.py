@@ -102,8 +102,8 @@ def check_switch_host_keys(cluster: Cluster, switch_names: list[str],
         return
     import paramiko
 
-    from racfg.hostkey_check import HostKeyError, Peer, checked_key
-    from racfg.known_hosts import KnownHosts
+    from racfg.ssh.hostkeys import HostKeyError, Peer, checked_key
+    from racfg.ssh.known_hosts import KnownHosts
 
     known = KnownHosts(cluster.known_hosts_file, overrides.known_hosts)
 

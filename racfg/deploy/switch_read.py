@@ -16,7 +16,7 @@ from typing import Any
 from racfg.connection import ConnectionOverrides
 from racfg.errors import RacfgError
 from racfg.inventory import Cluster
-from racfg.known_hosts import KnownHosts
+from racfg.ssh.known_hosts import KnownHosts
 
 
 @dataclass

@@ -29,7 +29,7 @@ from racfg.drift.config import ANSIBLE_STOPPED, FactsRead, config_layer, deploy_
 from racfg.drift.environment import Change, host_changes, switch_changes
 from racfg.drift.fabric import fabric_changes, fabric_view
 from racfg.inventory import Cluster
-from racfg.locking import site_change_lock
+from racfg.lock.local import site_change_lock
 from racfg.render import write_rendered
 from racfg.render.connection_options import connection_options
 from racfg.results import Report, Result, Status

@@ -127,7 +127,7 @@ class Cluster:
     @property
     def known_hosts_file(self) -> Path | None:
         """``site.known_hosts`` as a path on the controller (relative to the inventory file, like
-        every path in it), or None: the user's files (racfg.known_hosts)."""
+        every path in it), or None: the user's files (racfg.ssh.known_hosts)."""
         named = self.inventory.site.known_hosts
         if not named:
             return None

@@ -4,7 +4,7 @@ deploy runs ``site.yml``; drift runs the same in check mode; both want the same 
 live per-host progress, a recap, diffs, the full log kept in the run record, and a clean stop on
 Ctrl-C. ``runner`` is the invocation (``Playbook``, ``Selection``), ``events`` what its events say
 (``PlaybookTracker``), ``task_count`` the progress bar's task count. Signals that stop a run are
-handled beside the site lock (racfg.locking), and whole-file JSON writes beside the run record.
+handled beside the site lock (racfg.lock.local), and whole-file JSON writes beside the run record.
 
 Vocabulary, one meaning each: a *run* is one recorded command (``racfg.run_record``, a directory
 under ``.racfg/runs/``); a *playbook* is one ansible-runner invocation inside it (this package);

@@ -283,7 +283,7 @@ def skip_reasons(res: dict[str, Any]) -> list[str]:
     return out
 
 
-# What OpenSSH prints when it refuses a host's key (StrictHostKeyChecking=yes, racfg.known_hosts)
+# What OpenSSH prints when it refuses a host's key (StrictHostKeyChecking=yes, racfg.ssh.known_hosts)
 HOST_KEY_REFUSED = ("Host key verification failed", "REMOTE HOST IDENTIFICATION HAS CHANGED")
 
 

@@ -17,7 +17,7 @@ from here), and Ansible's own precedence does what racfg had to work out per hos
 they were expected to bring did not show on racfg's runs (README, benchmarks).
 
 Host keys: every run, with or without a provider, gets ``StrictHostKeyChecking=yes`` on the files
-racfg.known_hosts names (the site's ``site.known_hosts`` or the user's, the system's, and the
+racfg.ssh.known_hosts names (the site's ``site.known_hosts`` or the user's, the system's, and the
 provider's), given as absolute paths: racfg's own SSH connections (paramiko, netmiko) read exactly
 these, so a key is trusted or refused the same way whichever of them connects.
 """
@@ -28,7 +28,7 @@ import shlex
 from pathlib import Path
 
 from racfg.connection import ConnectionOverrides
-from racfg.known_hosts import KnownHosts
+from racfg.ssh.known_hosts import KnownHosts
 
 
 def connection_options(overrides: ConnectionOverrides, site_known_hosts: Path | None = None) -> list[str]:

@@ -18,7 +18,7 @@ from pathlib import Path
 from racfg.connection import ConnectionOverrides
 from racfg.errors import CannotRunError
 from racfg.inventory.cluster import Cluster
-from racfg.locking import site_change_lock
+from racfg.lock.local import site_change_lock
 from racfg.policy.budget import bandwidth_budget
 from racfg.results import Report, Result, Status
 from racfg.smoke import benchmark_phase, fio, nccl, perftest, plots

@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from racfg.connection import ConnectionOverrides
 from racfg.errors import RacfgError
 from racfg.inventory.cluster import Cluster
-from racfg.known_hosts import KnownHosts
 from racfg.smoke.errors import MeasurementError
 from racfg.smoke.remote import Fleet
+from racfg.ssh.known_hosts import KnownHosts
 from racfg.switches.parsers.counters import PortCounters, parse_counters
 
 Snapshot = dict[tuple[str, str], PortCounters]  # (switch, canonical port) -> counters

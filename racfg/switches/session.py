@@ -1,6 +1,6 @@
 """An SSH session to one switch through netmiko's own platform driver, with errors a person can
 act on (address and port in every connection error, no tracebacks), and the switch's host key
-checked as a host's is (racfg.hostkey_check: read and judged, then netmiko strict on that key)."""
+checked as a host's is (racfg.ssh.hostkeys: read and judged, then netmiko strict on that key)."""
 
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ from typing import Any
 from netmiko.exceptions import NetmikoAuthenticationException, NetmikoTimeoutException
 from paramiko.ssh_exception import SSHException
 
-from racfg.hostkey_check import Peer, checked_key, pinned, switched_key
-from racfg.known_hosts import KnownHosts
-from racfg.ssh_reach import reach_fix
+from racfg.ssh.hostkeys import Peer, checked_key, pinned, switched_key
+from racfg.ssh.known_hosts import KnownHosts
+from racfg.ssh.reach import reach_fix
 from racfg.switches.drivers import SwitchDriver, get_driver
 from racfg.switches.errors import SwitchAuthError, SwitchConfigError, SwitchUnreachable
 from racfg.switches.facts import SwitchFacts

@@ -90,7 +90,7 @@ class ResultCollector:
 
 def _error_fix(call: pytest.CallInfo[Any]) -> str | None:
     """An error's fix: the hint of a racfg error worded for people (an unreachable host: what a person
-    does, racfg.ssh_reach); any other exception says nothing it could repair."""
+    does, racfg.ssh.reach); any other exception says nothing it could repair."""
     value = call.excinfo.value if call.excinfo else None
     return value.hint if isinstance(value, RacfgError) else None
 

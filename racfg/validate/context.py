@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from racfg.connection import NO_OVERRIDES, ConnectionOverrides
-from racfg.hostssh import HostSession, SshEndpoint
-from racfg.known_hosts import KnownHosts
 from racfg.render.unsafe import load_rendered
+from racfg.ssh.hosts import HostSession, SshEndpoint
+from racfg.ssh.known_hosts import KnownHosts
 from racfg.validate.analysis import CableEnd, CablingVerdict, cabling_verdicts
 from racfg.validate.dataplane import DataEnd, data_ends
 from racfg.validate.pathmatrix import NicPaths, Outcome, attribute
@@ -138,7 +138,7 @@ class ValidateContext:
         return KnownHosts(Path(site) if site else None, self.overrides.known_hosts)
 
     def session(self, name: str) -> HostSession:
-        """The host's SSH session (racfg.hostssh), made once per run; it connects on its first command."""
+        """The host's SSH session (racfg.ssh.hosts), made once per run; it connects on its first command."""
         with self._session_lock:
             if name not in self._sessions:
                 self._sessions[name] = HostSession(self.endpoint(name))

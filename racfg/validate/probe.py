@@ -77,7 +77,7 @@ class HostProbe:
     pings: dict[str, str] = field(default_factory=dict)
     routes: dict[str, str] = field(default_factory=dict)  # PingPath.label -> ``ip route get`` of its address
     error: str | None = None
-    fix: str | None = None  # what repairs ``error`` (racfg.ssh_reach), where it is known
+    fix: str | None = None  # what repairs ``error`` (racfg.ssh.reach), where it is known
     seconds: float = 0.0
 
     def get(self, key: str) -> Section | None:
@@ -239,7 +239,7 @@ def run_probe(host: Any, name: str, commands: dict[str, str], pings: list[PingPa
     probe = HostProbe(name)
     try:
         result = host.run(script(commands, pings))
-    except CannotRunError as exc:  # racfg.hostssh: the host named, with the reason and a person's fix
+    except CannotRunError as exc:  # racfg.ssh.hosts: the host named, with the reason and a person's fix
         probe.error, probe.fix = exc.message, exc.hint
         probe.seconds = time.monotonic() - start
         return probe

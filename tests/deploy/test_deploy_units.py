@@ -15,7 +15,7 @@ from racfg.deploy.command import DeployOptions, switches_in_scope
 from racfg.deploy.preflight import ofed_source_problem
 from racfg.errors import CannotRunError
 from racfg.inventory import load_cluster
-from racfg.locking import site_lock
+from racfg.lock.local import site_lock
 from racfg.render.unsafe import load_rendered
 
 REPO = Path(__file__).resolve().parents[2]
@@ -143,8 +143,8 @@ def test_the_provider_key_reaches_only_hosts_whose_inventory_names_none(tmp_path
     from labsupport import operator_env
 
     from racfg.connection import NO_OVERRIDES, ConnectionOverrides
-    from racfg.known_hosts import KnownHosts
     from racfg.render import connection_options
+    from racfg.ssh.known_hosts import KnownHosts
 
     # with no provider: no key, and strict checking on the user's and the system's known_hosts
     assert connection_options(NO_OVERRIDES) == ["--ssh-common-args", shlex.join(KnownHosts().openssh_options())]
@@ -240,7 +240,7 @@ def test_a_password_that_looks_like_a_template_reaches_the_play_as_it_is(tmp_pat
 def test_signals_set_the_stop_event_wherever_they_land_and_handlers_come_back():
     import signal
 
-    from racfg.locking import stop_on_signals
+    from racfg.lock.local import stop_on_signals
     from racfg.playbook import Playbook, PlaybookTracker
 
     before = signal.getsignal(signal.SIGINT)

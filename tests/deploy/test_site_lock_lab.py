@@ -105,7 +105,7 @@ HOLD = """
 import sys, time
 from racfg.cli.providers import overrides_for
 from racfg.inventory import load_cluster
-from racfg.locking import site_change_lock
+from racfg.lock.local import site_change_lock
 cluster = load_cluster(sys.argv[1])
 with site_change_lock(cluster, overrides_for(cluster), holder="deploy"):
     print("held", flush=True)

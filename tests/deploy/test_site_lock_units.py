@@ -19,9 +19,9 @@ import pytest
 
 from racfg.connection import NO_OVERRIDES
 from racfg.errors import ExitCode
-from racfg.lock_scripts import ACQUIRE, BREAK, BUSY, SHELL_NAME, SHOW, UNSAFE
-from racfg.locking import Stop
-from racfg.remote_lock import STALE_S, Holder, holder_info, parse_holders, refusal
+from racfg.lock.local import Stop
+from racfg.lock.scripts import ACQUIRE, BREAK, BUSY, SHELL_NAME, SHOW, UNSAFE
+from racfg.lock.site import STALE_S, Holder, holder_info, parse_holders, refusal
 
 INFO = {"command": "deploy", "mode": "exclusive", "controller": "ctl-b", "user": "ops", "pid": 4242,
         "started": "2026-11-25 16:40:01 UTC", "state_dir": "/home/ops/racfg/.racfg"}
@@ -282,7 +282,7 @@ def test_show_names_each_planted_or_torn_holder_file_and_follows_no_link(lockdir
 # --- a lost lock stops the run ----------------------------------------------------------------
 
 def test_a_lost_lock_requests_every_registered_stop_and_says_why():
-    from racfg.locking import LockLostError, SiteLock, Stop
+    from racfg.lock.local import LockLostError, SiteLock, Stop
 
     lock, stop = SiteLock("lab", "deploy", shared=False, host="dgx01", reports_loss=True), Stop()
     with lock.stopping(stop):
@@ -306,10 +306,10 @@ def test_a_lost_lock_requests_every_registered_stop_and_says_why():
 
 def test_a_lost_lock_interrupts_a_run_that_registered_no_stop_as_ctrl_c_does():
     """drift and smoke register no Stop: the loss reaches them as SIGINT (KeyboardInterrupt), and
-    racfg.locking turns that into the loss's own error (exit 3) saying that a reader changed nothing."""
+    racfg.lock.local turns that into the loss's own error (exit 3) saying that a reader changed nothing."""
     import threading
 
-    from racfg.locking import SiteLock
+    from racfg.lock.local import SiteLock
 
     lock = SiteLock("lab", "drift", shared=True, host="dgx01")
     with pytest.raises(KeyboardInterrupt):
@@ -323,7 +323,7 @@ def test_a_lost_lock_interrupts_a_run_that_registered_no_stop_as_ctrl_c_does():
 def test_sigterm_stops_a_run_as_ctrl_c_does_and_says_which():
     import signal
 
-    from racfg.locking import stop_on_signals
+    from racfg.lock.local import stop_on_signals
 
     with stop_on_signals() as stop:
         os.kill(os.getpid(), signal.SIGTERM)
@@ -331,7 +331,7 @@ def test_sigterm_stops_a_run_as_ctrl_c_does_and_says_which():
 
 
 def test_a_second_signal_insists():
-    from racfg.locking import Stop
+    from racfg.lock.local import Stop
 
     stop = Stop()
     stop.request("Ctrl-C")
@@ -377,7 +377,7 @@ class _Channel:
 def test_the_watch_tells_why_the_lock_is_gone():
     """The holding shell's own words when it let go; a kill; and a lock host that stopped answering
     heartbeats, counted lost before the lock host's lease could have ended it."""
-    from racfg.remote_lock import ANSWER_S, LEASE_S, _Watch
+    from racfg.lock.site import ANSWER_S, LEASE_S, _Watch
 
     assert ANSWER_S < LEASE_S
     watch = _Watch(_Channel(b"beat\n"), "dgx01")
@@ -399,9 +399,9 @@ def test_a_run_that_held_the_lock_ends_with_the_losses_error_whatever_it_was_doi
     import threading
     from contextlib import contextmanager
 
-    import racfg.remote_lock
+    import racfg.lock.site
     from racfg.inventory import load_cluster
-    from racfg.locking import LockLostError, site_change_lock
+    from racfg.lock.local import LockLostError, site_change_lock
 
     losses: list = []
 
@@ -410,7 +410,7 @@ def test_a_run_that_held_the_lock_ends_with_the_losses_error_whatever_it_was_doi
         losses.append(on_lost)
         yield "dgx01"
 
-    monkeypatch.setattr(racfg.remote_lock, "held_on_site", held)
+    monkeypatch.setattr(racfg.lock.site, "held_on_site", held)
     monkeypatch.setenv("RACFG_STATE_DIR", str(tmp_path))
     cluster = load_cluster(Path(__file__).resolve().parents[2] / "inventory" / "lab.yaml")
     smoke = site_change_lock(cluster, NO_OVERRIDES, holder="smoke")

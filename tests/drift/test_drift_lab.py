@@ -12,7 +12,7 @@ import os
 import pytest
 from sitelab import FAULTS, INVENTORY, Fault, drift_layers, env_checks, separate_groups
 
-from racfg.locking import site_lock
+from racfg.lock.local import site_lock
 from racfg_lab import api
 
 pytestmark = pytest.mark.lab

@@ -1,4 +1,4 @@
-"""The host key policy (racfg.known_hosts) on real keys and real known_hosts files: OpenSSH's
+"""The host key policy (racfg.ssh.known_hosts) on real keys and real known_hosts files: OpenSSH's
 verdict (known, unknown, changed, revoked) over several files, hashed entries, ``[host]:port``
 entries and patterns; where a new key is recorded; the files OpenSSH is told to read.
 
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from racfg.known_hosts import KnownHosts, fingerprint, host_label, key_line
+from racfg.ssh.known_hosts import KnownHosts, fingerprint, host_label, key_line
 
 ADDR = "198.18.0.2"
 

@@ -9,11 +9,11 @@ from pathlib import Path
 import yaml
 
 from racfg.connection import ConnectionOverrides
-from racfg.hostssh import SshEndpoint
 from racfg.inventory import load_cluster
-from racfg.known_hosts import GLOBAL_FILES
 from racfg.render import connection_options, render_files
 from racfg.render.unsafe import load_rendered
+from racfg.ssh.hosts import SshEndpoint
+from racfg.ssh.known_hosts import GLOBAL_FILES
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -209,7 +209,7 @@ def test_usage_counts_this_process_inotify_instance() -> None:
 
 
 def test_a_held_site_lock_means_a_lab_is_being_built(tmp_path: Path) -> None:
-    from racfg.locking import site_lock
+    from racfg.lock.local import site_lock
 
     with site_lock(tmp_path, "pod64", "lab"):
         assert no_lab_running(tmp_path) is False

@@ -23,7 +23,7 @@ from secretscan import assert_clean
 
 from racfg.cli.providers import overrides_for
 from racfg.inventory import load_cluster
-from racfg.locking import site_lock
+from racfg.lock.local import site_lock
 from racfg.results import Report, Status
 from racfg.results.render import render_report
 from racfg.smoke.command import SmokeOptions, run_smoke

@@ -29,13 +29,13 @@ REPO = Path(__file__).resolve().parents[2]
 # (file, function, the text as written) -> (what reaches the shell there, how it is made safe;
 # each value formatted in without quoting, by its expression: why it need not be quoted)
 PLACES: dict[tuple[str, str, str], tuple[str, dict[str, str]]] = {
-    ("racfg/hostssh.py", "HostSession._channel", "command"): (
+    ("racfg/ssh/hosts.py", "HostSession._channel", "command"): (
         "every command run on a host over SSH (what run and start are given, rows below)", {}),
-    ("racfg/hostssh.py", "HostSession.run", "command"): (
+    ("racfg/ssh/hosts.py", "HostSession.run", "command"): (
         "the callers' command (smoke's reads below; validate's probe script)", {}),
-    ("racfg/hostssh.py", "HostSession.start", "command"): (
+    ("racfg/ssh/hosts.py", "HostSession.start", "command"): (
         "a tool's argv, joined with shlex.join, inside sh -c as one shlex.quote'd word", {}),
-    ("racfg/hostssh.py", "HostSession.kill", "script"): (
+    ("racfg/ssh/hosts.py", "HostSession.kill", "script"): (
         "the process groups to stop", {"p": "a process group id: an integer read from the remote shell ($$)",
                                         "KILL_GRACE": "a constant number"}),
     ("racfg/smoke/command.py", "_nic_rates", "f'cat {speed} 2>/dev/null'"): (
@@ -54,9 +54,9 @@ PLACES: dict[tuple[str, str, str], tuple[str, dict[str, str]]] = {
         "acceptance.smoke.nccl command, args and image, the host names, in sh -c", {}),
     ("racfg/smoke/nccl.py", "_per_node", "command_line(spec, [h.name], counts[h.name])"): (
         "acceptance.smoke.nccl command, args and image, the host name, in sh -c", {}),
-    ("racfg/remote_lock.py", "_run", "_command(script, site, *args)"): (
+    ("racfg/lock/site.py", "_run", "_command(script, site, *args)"): (
         "the lock directory, the site's name and the lock script's arguments, shlex.join'd after bash -c", {}),
-    ("racfg/remote_lock.py", "_acquire", "_command(ACQUIRE, site, '-s' if shared else '-x', json.dumps(info), "
+    ("racfg/lock/site.py", "_acquire", "_command(ACQUIRE, site, '-s' if shared else '-x', json.dumps(info), "
                                          "str(LEASE_S))"): (
         "the site's name and the holder's record, shlex.join'd after bash -c", {}),
     # a nested function: the scan meets it inside its parent as well as on its own

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from racfg.known_hosts import KnownHosts, host_label
+from racfg.ssh.known_hosts import KnownHosts, host_label
 from racfg_lab.switches import ensure_host_key
 
 PASSWORD = "lab-secret-1"

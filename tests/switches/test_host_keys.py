@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from racfg.hostkey_check import HostKeyError, Peer, accept, read_key
-from racfg.hostssh import HostSession, HostSshError, SshEndpoint
-from racfg.known_hosts import KnownHosts, host_label
+from racfg.ssh.hostkeys import HostKeyError, Peer, accept, read_key
+from racfg.ssh.hosts import HostSession, HostSshError, SshEndpoint
+from racfg.ssh.known_hosts import KnownHosts, host_label
 from racfg.switches import SwitchAuthError, SwitchTarget, read_facts
 from racfg_lab.switches import ensure_host_key
 from tests.switches.conftest import PASSWORD

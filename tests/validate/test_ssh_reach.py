@@ -1,4 +1,4 @@
-"""An SSH login that fails gets the person's action its cause needs (racfg.ssh_reach): told apart on
+"""An SSH login that fails gets the person's action its cause needs (racfg.ssh.reach): told apart on
 real sockets where this machine can make the cause (a closed port, a listener that never speaks SSH),
 on the exceptions paramiko raises where it cannot (a silent network, a refused key)."""
 
@@ -10,10 +10,10 @@ import threading
 import paramiko
 import pytest
 
-from racfg import hostssh
 from racfg.errors import CannotRunError
-from racfg.hostssh import HostSession, SshEndpoint
-from racfg.ssh_reach import reach_fix
+from racfg.ssh import hosts as hostssh
+from racfg.ssh.hosts import HostSession, SshEndpoint
+from racfg.ssh.reach import reach_fix
 
 
 def _login(port: int) -> CannotRunError:

@@ -121,7 +121,7 @@ def main() -> None:
     )
     try:
         from racfg.errors import CannotRunError, RacfgError
-        from racfg.known_hosts import KnownHosts
+        from racfg.ssh.known_hosts import KnownHosts
         from racfg.switches import (
             SwitchConfigError,
             SwitchFacts,

@@ -18,7 +18,7 @@ refused, named; a holder file racfg did not write (a link, not a regular file, a
 name that is not ``SITE.PID.json``) or cannot read (torn, not JSON) is reported as such.
 
 A lock lost while held (its shell on the lock host ended, the session dropped) is said at once to
-``held_on_site``'s caller (``on_lost``): racfg.locking stops the run.
+``held_on_site``'s caller (``on_lost``): racfg.lock.local stops the run.
 
 Cost: one more SSH connection per run, to one host, open for the run's duration.
 """
@@ -45,10 +45,10 @@ import paramiko
 
 from racfg.connection import ConnectionOverrides
 from racfg.errors import CannotRunError
-from racfg.hostssh import HostSession, HostSshError, SshEndpoint
 from racfg.inventory import Cluster
 from racfg.inventory.cluster import ClusterHost
-from racfg.lock_scripts import ACQUIRE, BREAK, BUSY, SHELL_NAME, SHOW, UNSAFE
+from racfg.lock.scripts import ACQUIRE, BREAK, BUSY, SHELL_NAME, SHOW, UNSAFE
+from racfg.ssh.hosts import HostSession, HostSshError, SshEndpoint
 
 LOCK_DIR = "/run/lock/racfg"  # root's alone (0700): see the module's docstring
 HEARTBEAT_S = 5.0  # the controller touches its holder file this often
@@ -194,7 +194,7 @@ def refusal(site: str, what: str, host: str, holders: list[Holder]) -> CannotRun
 
 
 def _connect(host: ClusterHost, overrides: ConnectionOverrides) -> paramiko.SSHClient:
-    """One connection to the lock host, opened by the SSH layer every host command uses (racfg.hostssh):
+    """One connection to the lock host, opened by the SSH layer every host command uses (racfg.ssh.hosts):
     the same host-key checking and keepalives as validate's and smoke's."""
     session = HostSession(SshEndpoint.of(host, overrides))
     try:

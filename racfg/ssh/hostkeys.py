@@ -1,8 +1,8 @@
 """The host key check of every SSH connection racfg opens itself: the verdict of
-``racfg.known_hosts`` applied to the key a host or switch presents, and the refusal a person can
+``racfg.ssh.known_hosts`` applied to the key a host or switch presents, and the refusal a person can
 act on (who, the key's type and fingerprint, the files read, and the command that records it).
 
-paramiko (racfg.hostssh: validate, smoke, the site lock) asks ``CheckPolicy``, its documented
+paramiko (racfg.ssh.hosts: validate, smoke, the site lock) asks ``CheckPolicy``, its documented
 hook for a key it does not know: racfg loads no keys into paramiko, so every key reaches the
 policy, which judges it by OpenSSH's rules over all the files (paramiko's own check keeps one key
 per type and host, and would call a second, valid one "changed").
@@ -27,7 +27,7 @@ from typing import Literal
 import paramiko
 
 from racfg.errors import CannotRunError, UsageError
-from racfg.known_hosts import FINGERPRINT, KnownHosts, Verdict, host_label, key_line, offering
+from racfg.ssh.known_hosts import FINGERPRINT, KnownHosts, Verdict, host_label, key_line, offering
 
 
 @dataclass(frozen=True)

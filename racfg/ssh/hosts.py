@@ -2,7 +2,7 @@
 probes, smoke's measurements): host keys checked, one connection per host reused for every
 command of a run, long-running processes that can be killed, output read to its end.
 
-Host keys: checked by racfg.hostkey_check against the files of racfg.known_hosts (the site's or
+Host keys: checked by racfg.ssh.hostkeys against the files of racfg.ssh.known_hosts (the site's or
 the user's, the system's, and the provider's, e.g. the lab's); a host whose key is unknown or
 different is refused with its fingerprint, as deploy's OpenSSH refuses it on the same files
 (racfg.render.connection_options).
@@ -30,10 +30,10 @@ import paramiko
 
 from racfg.connection import ConnectionOverrides
 from racfg.errors import CannotRunError
-from racfg.hostkey_check import CheckPolicy, HostKeyError, Peer, checked_key, disabled_algorithms
 from racfg.inventory.cluster import ClusterHost
-from racfg.known_hosts import KnownHosts
-from racfg.ssh_reach import reach_fix
+from racfg.ssh.hostkeys import CheckPolicy, HostKeyError, Peer, checked_key, disabled_algorithms
+from racfg.ssh.known_hosts import KnownHosts
+from racfg.ssh.reach import reach_fix
 
 
 class HostSshError(CannotRunError):
@@ -191,7 +191,7 @@ class HostSession:
                 self.client = self._open()
 
     def _open(self) -> paramiko.SSHClient:
-        """Connect and log in; the host's key is judged by racfg.hostkey_check (no key is loaded
+        """Connect and log in; the host's key is judged by racfg.ssh.hostkeys (no key is loaded
         into paramiko, so every key reaches the policy) before any credential is offered."""
         client = paramiko.SSHClient()
         peer = Peer("host", self.name, self.address, self.port)

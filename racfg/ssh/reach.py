@@ -5,7 +5,7 @@ validate turns an unreachable target into one ``unreadable`` problem; its fix mu
 a machine on. So the login's failure is told apart by what the socket said, and each cause gets its
 own person's action: nothing listening (start the SSH server), something else listening (its SSH
 server), nothing answering (power, management network), the key or password refused (credentials).
-Host-key refusals carry their own fix (racfg.hostkey_check) and never reach here.
+Host-key refusals carry their own fix (racfg.ssh.hostkeys) and never reach here.
 """
 
 from __future__ import annotations

@@ -227,21 +227,29 @@ _PFC_ON = ["interface ethernet 1/17", "dcb priority-flow-control mode on force",
            "dcb priority-flow-control priority 3 enable"]
 _PFC_OFF = ["interface ethernet 1/17", "no dcb priority-flow-control mode force", "exit",
             "no dcb priority-flow-control priority 3 enable"]
-_SWAPPED = (("dgx03", "data0"), ("stor02", "data0"))
+def cable_swap(a: tuple[str, str], b: tuple[str, str], ports: tuple[str, str]) -> tuple[
+        Callable[[DeployedSite], None], Callable[[DeployedSite], None]]:
+    """Two hosts' cables swapped at sw1, and put back: (swap, unswap), each waiting until LLDP on sw1
+    sees it. ``a`` and ``b`` are (host, NIC); ``ports`` the sw1 ports their cables are planned on."""
+    def lldp(first: str, second: str) -> dict[str, str]:
+        return {ports[0]: first, ports[1]: second}
+
+    def swap(site: DeployedSite) -> None:
+        from racfg_lab import api
+
+        api.swap_cables(site.lab.site, a, b)
+        wait_for("LLDP to see the swapped cables", lambda: site.lldp_is(lldp(b[0], a[0])))
+
+    def unswap(site: DeployedSite) -> None:
+        from racfg_lab import api
+
+        api.unswap_cables(site.lab.site, a, b)
+        wait_for("LLDP to see the cables back", lambda: site.lldp_is(lldp(a[0], b[0])))
+
+    return swap, unswap
 
 
-def _swap(site: DeployedSite) -> None:
-    from racfg_lab import api
-
-    api.swap_cables(site.lab.site, *_SWAPPED)
-    wait_for("LLDP to see the swapped cables", lambda: site.lldp_is({"1/3": "stor02", "1/18": "dgx03"}))
-
-
-def _unswap(site: DeployedSite) -> None:
-    from racfg_lab import api
-
-    api.unswap_cables(site.lab.site, *_SWAPPED)
-    wait_for("LLDP to see the cables back", lambda: site.lldp_is({"1/3": "dgx03", "1/18": "stor02"}))
+_swap, _unswap = cable_swap(("dgx03", "data0"), ("stor02", "data0"), ("1/3", "1/18"))
 
 
 _SYSCTL_KEY = "net.ipv4.tcp_mtu_probing"

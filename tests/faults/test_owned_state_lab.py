@@ -35,7 +35,7 @@ from pathlib import Path
 
 import pytest
 from labsupport import LabHandle
-from sitelab import _PFC_OFF, _PFC_ON, DeployedSite, by_status, wait_for
+from sitelab import _PFC_OFF, _PFC_ON, DeployedSite, by_status, cable_swap, wait_for
 
 from racfg_lab import api
 
@@ -244,17 +244,7 @@ def _link(port: str, up: bool) -> Callable[[DeployedSite], None]:
     return act
 
 
-_SWAP = (("dgx02", "data0"), ("stor01", "data0"))
-
-
-def _swap(site: DeployedSite) -> None:
-    api.swap_cables(site.lab.site, *_SWAP)
-    wait_for("LLDP to see the swapped cables", lambda: site.lldp_is({"1/2": "stor01", "1/17": "dgx02"}))
-
-
-def _unswap(site: DeployedSite) -> None:
-    api.unswap_cables(site.lab.site, *_SWAP)
-    wait_for("LLDP to see the cables back", lambda: site.lldp_is({"1/2": "dgx02", "1/17": "stor01"}))
+_swap, _unswap = cable_swap(("dgx02", "data0"), ("stor01", "data0"), ("1/2", "1/17"))
 
 
 def _data_address(site: DeployedSite, host: str) -> str:

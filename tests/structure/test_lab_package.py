@@ -35,7 +35,8 @@ def test_the_product_wheel_carries_no_lab_and_the_lab_wheel_carries_it(tmp_path)
                  or LAB_NAMES & set(name.split("/"))]
     assert lab_files == []
     lab = build_wheel(REPO / "lab", tmp_path / "lab")
-    assert {f"racfg_lab/{module}" for module in ("switchcli/__main__.py", "httpserver.py", "image.py", "cli.py")} \
+    assert {f"racfg_lab/{module}" for module in ("switchcli/__main__.py", "switchcli/eos/eapi.py",
+                                                 "switchcli/mlnx/grammar.py", "httpserver.py", "image.py", "cli.py")} \
         <= set(lab)
     assert not any(name.startswith("racfg/") for name in lab)
     [entry_points] = [name for name in lab if name.endswith(".dist-info/entry_points.txt")]

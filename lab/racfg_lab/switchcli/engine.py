@@ -12,8 +12,9 @@ from collections.abc import Callable
 
 from racfg.catalog import IB_MTUS, IB_SPEEDS
 from racfg.switches.ports import canonical_port, device_port
+from racfg_lab.switchcli.eos.formats import eos_running_section
 from racfg_lab.switchcli.errors import CliError
-from racfg_lab.switchcli.formats import eos_running_section, to_json
+from racfg_lab.switchcli.formats.common import to_json
 from racfg_lab.switchcli.l3cli import RoutingCommands
 from racfg_lab.switchcli.pfccli import PfcCommands
 from racfg_lab.switchcli.platforms import PLATFORMS, TEXT_FORMS, Platform

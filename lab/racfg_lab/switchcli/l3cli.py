@@ -1,6 +1,6 @@
 """The emulated CLI's layer-3 commands: ``ip routing``, VLANs, routed ports, VLAN interfaces, BGP.
 
-The grammar of each platform is in platforms.py (EOS: ``interface Ethernet1`` / ``no switchport`` /
+The grammar of each platform is in its folder's grammar.py (EOS: ``interface Ethernet1`` / ``no switchport`` /
 ``ip address A/31``, ``interface Vlan10``, ``router bgp 65001`` then ``neighbor X remote-as Y``,
 ``maximum-paths 2 ecmp 2``; Onyx: the one-line forms ``interface ethernet 1/29 no switchport force``,
 ``interface vlan 10 ip address A/24``, ``router bgp 65001 neighbor X remote-as Y``, ``network P /24``).

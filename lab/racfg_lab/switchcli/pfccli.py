@@ -3,7 +3,7 @@ per port (Onyx ``dcb priority-flow-control mode on``, EOS ``priority-flow-contro
 
 racfg sets them as the inventory says (``fabric.pfc``, ``roce``) and validate and drift read them
 back; the lab keeps them in the running config as a real switch does. The grammar of each platform
-is in platforms.py; the settings live in the running config (state.py).
+is in its folder's grammar.py (eos/, mlnx/); the settings live in the running config (state.py).
 """
 
 from __future__ import annotations

@@ -170,7 +170,7 @@ async def serve(cfg: CliConfig, ready: asyncio.Event | None = None) -> None:
     password = cfg.password
     eapi = None
     if cfg.eapi_port:
-        from racfg_lab.switchcli.eapi import start_eapi
+        from racfg_lab.switchcli.eos.eapi import start_eapi
 
         eapi = await start_eapi(switch, cfg.listen, cfg.eapi_port, cfg.username, password, cfg.state_dir)
     server = await asyncssh.create_server(

@@ -6,8 +6,8 @@ from typing import Any
 
 from racfg.switches.ports import device_port
 from racfg_lab.switchcli import lldp
+from racfg_lab.switchcli.eos.route_formats import eos_l3_lines, eos_port_l3_lines, eos_vlan_lines
 from racfg_lab.switchcli.formats.common import _ports, _uptime
-from racfg_lab.switchcli.formats.routing import eos_l3_lines, eos_port_l3_lines, eos_vlan_lines
 from racfg_lab.switchcli.state import SwitchConfig
 from racfg_lab.switchcli.switch import EmulatedSwitch
 

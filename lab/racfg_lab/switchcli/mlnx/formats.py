@@ -10,7 +10,7 @@ from racfg.catalog import IB_MTUS, ib_speed_name
 from racfg.switches.ports import device_port
 from racfg_lab.switchcli import lldp
 from racfg_lab.switchcli.formats.common import _ports, _uptime
-from racfg_lab.switchcli.formats.routing import onyx_l3_lines
+from racfg_lab.switchcli.mlnx.route_formats import onyx_l3_lines
 from racfg_lab.switchcli.state import DEFAULT_MTU, SwitchConfig
 from racfg_lab.switchcli.switch import EmulatedSwitch
 

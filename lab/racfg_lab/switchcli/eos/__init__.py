@@ -1,0 +1,1 @@
+"""The emulated Arista EOS: grammar, show output formats and eAPI."""

@@ -1,7 +1,7 @@
 """``racfg lab``: the commands the lab package registers, added to the app when it is installed.
 
 The lab is a distribution of its own (racfg-lab, lab/ in this repository): it declares its typer
-app in the entry point group ``racfg.commands``, so the product names no module of the lab and the
+app in the entry point group named by ``COMMANDS_GROUP`` (below), so the product names no module of the lab and the
 lab's CLI may use the product's CLI helpers without a cycle. Without the lab, ``racfg lab ...``
 says how to install it and exits 3. The entry points are read from the lab's own distribution, not
 from every installed one (a scan of the whole venv costs each command milliseconds).

@@ -1,10 +1,10 @@
 """``racfg smoke``: measure link saturation and linear scaling, judge them, name the bottleneck.
 
-Modules, one concept each: ``settings`` (durations and steps from the inventory), ``plan`` (what
-to measure, derived from the inventory and the provider's line rates), ``remote`` (SSH sessions
+Modules, one concept each: ``plan`` (what to measure, its durations and steps, derived from the
+inventory and the provider's line rates), ``remote`` (SSH sessions
 and bounded remote processes), ``iperf3_output`` / ``fio_output`` / ``perftest_output``
 (parsers of the tools' real output), ``tcp`` / ``fio`` / ``perftest`` / ``benchmark``
 (measurement runners), ``probes`` (switch counters and host CPU around a step), ``judge``
-(verdicts), ``bottleneck``, ``plots``, ``compare``, and ``run`` (the whole run, under the site
+(verdicts), ``bottleneck``, ``plots``, ``compare``, and ``command`` (the whole run, under the site
 lock, with its record).
 """

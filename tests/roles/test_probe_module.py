@@ -180,7 +180,7 @@ def test_host_facts_take_the_links_from_the_probes_own_ip_read_when_it_made_one(
     given = json.dumps([{"ifname": "data0", "mtu": 9000,
                          "addr_info": [{"family": "inet", "local": "198.19.0.11", "prefixlen": 24}]}])
     doc = racfg_probe.host_facts({"nics": ["data0", "lo"], "identity": {"host": "dgx01"}},
-                                 read={" ".join(racfg_probe.IP_ADDR): given})
+                                 read={" ".join(load_module_utils("racfg_host_facts").IP_ADDR): given})
     assert doc["nics"]["data0"]["mtu"] == 9000 and doc["nics"]["data0"]["addresses"] == ["198.19.0.11/24"]
     assert doc["nics"]["lo"] is None  # not in the given read
 

@@ -2,7 +2,7 @@
 
 Strict on purpose (``extra="forbid"``): a typo such as ``mtu: 9000`` under the wrong key must
 fail loudly rather than deploy a default. Compact forms (name ranges like ``dgx[01:09]``,
-per-role ``defaults``) are part of the schema; racfg.inventory.site expands them.
+per-role ``defaults``) are part of the schema; racfg.inventory.cluster expands them.
 
 One module per part of the file (site and fabric, switches, hosts, software, acceptance, array);
 this package holds the whole file, ``Inventory``, and re-exports every section.

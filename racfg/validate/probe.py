@@ -157,7 +157,8 @@ def collect_commands(declarations: Iterable[tuple[str, Commands]], hv: dict[str,
 # the path MTU it has learned for the destination, and a path MTU learned from an ICMP "fragmentation
 # needed" while the fabric was wrong lasts ten minutes after the fabric is repaired. IP_PMTUDISC_PROBE
 # sets DF and sends at the NIC's MTU whatever was learned (what tracepath does), so the packet tests
-# the path as it is now. A raw socket needs root: without it (exit 2) the script falls back to ping -M do.
+# the path as it is now. A raw socket needs root: without it (exit 2), or without python3 (126, 127),
+# the script falls back to ping -M do.
 DF_PING = """import os, select, socket, struct, sys, time
 dst, size = sys.argv[1], int(sys.argv[2])
 try:
@@ -206,7 +207,7 @@ def script(commands: dict[str, str], pings: list[PingPath]) -> str:
             # and bound to the NIC only where that fails: it tells the route from the link
             dst = shlex.quote(p.dst_addr)
             small = f"ping -n -q -c 2 -i 0.2 -W 2 {dst} >/dev/null 2>&1"
-            df = (f"{{ python3 -c \"$racfg_df\" {dst} {p.size} 2>/dev/null; b=$?; [ $b = 2 ] && "
+            df = (f"{{ python3 -c \"$racfg_df\" {dst} {p.size} 2>/dev/null; b=$?; [ $b -gt 1 ] && "
                   f"{{ ping -n -q -M do -s {p.size} -c 3 -i 0.2 -W 5 {dst} >/dev/null 2>&1; b=$?; }}; }}")
             bound = f"ping -n -q -c 2 -i 0.2 -W 2 -I {shlex.quote(p.src_nic)} {dst} >/dev/null 2>&1"
             route = f"r=$(ip -o -4 route get {dst} 2>&1 | head -n 1 | tr -s ' \\t' '__')"

@@ -76,3 +76,16 @@ def test_a_wrapped_refusal_is_still_a_refusal():
             raise RuntimeError("TCP connection to device failed.") from inner
     except RuntimeError as outer:
         assert reach_fix("sw1", "198.18.0.2", 22, outer, credentials="").startswith("start the SSH server on sw1")
+
+
+def test_a_switch_that_refuses_gets_the_same_action():
+    """A switch session (netmiko, its key read first) that cannot log in carries the same person's fix."""
+    from racfg.switches.errors import SwitchUnreachable
+    from racfg.switches.session import SwitchSession, SwitchTarget
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    with pytest.raises(SwitchUnreachable) as caught:
+        SwitchSession(SwitchTarget("sw1", "onyx", "127.0.0.1", port, timeout=2.0)).open()
+    assert caught.value.hint == f"start the SSH server on sw1: nothing accepts connections at 127.0.0.1:{port}"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # racfg on the oldest and the newest ansible-core it supports (pyproject.toml's range): for each, a venv
 # of its own (made by scripts/setup.sh, safe to run again: it installs only what is missing), then the
-# unit suite and the deploy/validate lab module (tests/deploy/test_ansible_versions_lab.py) in it.
+# unit tests marked ``ansible`` (those that drive ansible-core or code that runs under it: see
+# tests/conftest.py) and the deploy/validate lab module (tests/deploy/test_ansible_versions_lab.py) in it.
 # make test runs this after the main suite (ansible-core 2.19 in .venv); run alone:
 #   scripts/ansible-versions.sh [216|221 ...]
 # Needs root for the lab. Interpreters: PYTHON_216 and PYTHON_221 override the ones found here
@@ -37,6 +38,6 @@ for name in "${names[@]}"; do
   venv=.venv-ansible$name
   VENV=$venv PYTHON=$python EXTRAS=test ANSIBLE_CORE=$pin scripts/setup.sh
   echo "ansible-versions: $($venv/bin/ansible --version | head -1), $($venv/bin/python --version)"
-  $venv/bin/pytest -q -p no:cacheprovider -n 2 -m "not lab" tests
+  $venv/bin/pytest -q -p no:cacheprovider -n 2 -m "ansible and not lab" tests
   $venv/bin/pytest -q -p no:cacheprovider tests/deploy/test_ansible_versions_lab.py
 done

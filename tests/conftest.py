@@ -14,7 +14,9 @@ host booting); the other worker fills much of that.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator
+from functools import cache
 from pathlib import Path
 
 import labsupport as testing
@@ -57,6 +59,22 @@ SHARED_LAB_MODULES = {
 }
 
 
+# --- what differs between ansible-core versions (scripts/ansible-versions.sh) -------------------
+# The oldest and the newest supported ansible-core each run the deploy/validate lab round and the
+# unit tests of what hands work to ansible-core or runs under it, not the whole unit suite again:
+# the rest (schema, parsers, verdicts, reports) never reaches ansible-core, and ran 1,000 tests
+# twice more for nothing (about 1.5 of the versions' 7 minutes). Read from each module's source,
+# so a new test of that kind is marked without a list to keep.
+ANSIBLE_FACING = re.compile(r"^\s*(from|import) (ansible|ansible_runner)\b|racfg\.playbook\b"
+                            r"|\bansible-(playbook|inventory)\b", re.MULTILINE)
+
+
+@cache
+def ansible_facing(path: Path) -> bool:
+    """The test module at ``path`` drives ansible-core or code that runs under it (the roles' own)."""
+    return "roles" in path.parts or bool(ANSIBLE_FACING.search((REPO / path).read_text(encoding="utf-8")))
+
+
 def module_of(nodeid: str) -> str:
     return nodeid.split("::", 1)[0]
 
@@ -90,7 +108,8 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Tests using the ``lab`` fixture must carry the ``lab`` marker (so ``-m "not lab"`` deselects them).
+    """Tests using the ``lab`` fixture must carry the ``lab`` marker (so ``-m "not lab"`` deselects them),
+    and the ansible-facing ones the ``ansible`` marker (``ansible_facing``).
 
     A module using a shared session lab that ``SHARED_LAB_MODULES`` does not name stops the run
     (two workers would build that lab at once). The run starts with the longest work: the shared
@@ -101,6 +120,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if "lab" in getattr(item, "fixturenames", ()) and item.get_closest_marker("lab") is None:
             item.add_marker(pytest.mark.lab)
+        if ansible_facing(Path(str(item.path)).relative_to(REPO)):
+            item.add_marker(pytest.mark.ansible)
     unlisted = sorted({f"{module_of(item.nodeid)} uses the session fixture {fixture!r}"
                        for item in items for fixture, modules in SHARED_LAB_MODULES.items()
                        if _uses_session_fixture(item, fixture) and module_of(item.nodeid) not in modules})

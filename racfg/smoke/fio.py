@@ -12,8 +12,9 @@ import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from racfg.smoke.errors import MeasurementError, ParseError
-from racfg.smoke.fio_output import FioResult, parse_fio
+from racfg.hostfacts.errors import ParseError
+from racfg.hostfacts.fio import FioResult, parse_fio
+from racfg.smoke.errors import MeasurementError
 from racfg.smoke.remote import Fleet, RemoteProcess
 from racfg.smoke.tcp import stop_unfinished
 

@@ -18,7 +18,7 @@ from typing import Any
 
 from racfg.catalog import host_gpu
 from racfg.hostfacts.errors import ParseError
-from racfg.hostfacts.nccl import NcclRun, parse_output
+from racfg.hostfacts.nccl_tests import NcclRun, parse_output
 from racfg.inventory.cluster import ClusterHost
 from racfg.inventory.model import NcclTests
 from racfg.results import Result, Status

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import shlex
 
-from racfg.smoke.errors import MeasurementError, ParseError
-from racfg.smoke.perftest_output import PerftestResult, parse_perftest
+from racfg.hostfacts.errors import ParseError
+from racfg.hostfacts.perftest import PerftestResult, parse_perftest
+from racfg.smoke.errors import MeasurementError
 from racfg.smoke.plan import Link
 from racfg.smoke.remote import Fleet
 from racfg.smoke.tcp import stop_unfinished

@@ -24,8 +24,9 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from racfg.smoke.errors import MeasurementError, ParseError
-from racfg.smoke.iperf3_output import Iperf3Result, parse_iperf3
+from racfg.hostfacts.errors import ParseError
+from racfg.hostfacts.iperf3 import Iperf3Result, parse_iperf3
+from racfg.smoke.errors import MeasurementError
 from racfg.smoke.plan import Link, SmokePlan
 from racfg.smoke.remote import Fleet, RemoteProcess
 from racfg.smoke.window import Readers, Window

@@ -9,16 +9,16 @@ from pathlib import Path
 
 import pytest
 
-from racfg.hostfacts.nccl import parse_output
+from racfg.hostfacts.fio import parse_fio
+from racfg.hostfacts.nccl_tests import parse_output
+from racfg.hostfacts.perftest import parse_perftest
 from racfg.inventory.model import Reference
 from racfg.results import Status
 from racfg.smoke.benchmark import BenchmarkStep
 from racfg.smoke.fio import FioRun, FioTarget
-from racfg.smoke.fio_output import parse_fio
 from racfg.smoke.judge import benchmark, figures, nccl, phases
 from racfg.smoke.judge.storage import FioRefs, FioSide, fio_results, nothing_to_read
 from racfg.smoke.nccl_expect import Expectation, Isolation, PairRun
-from racfg.smoke.perftest_output import parse_perftest
 from racfg.smoke.plan import Link
 from tests.hostfacts.conftest import read_fixture
 

@@ -12,10 +12,10 @@ import yaml
 from lslab import write_small_leafspine
 
 from racfg.connection import ConnectionOverrides
+from racfg.hostfacts.iperf3 import Iperf3Result
 from racfg.inventory import load_cluster
 from racfg.results import Status
 from racfg.smoke.bottleneck import UPLINKS_FIX, leaf_uplinks
-from racfg.smoke.iperf3_output import Iperf3Result
 from racfg.smoke.judge.links import LinkMeasurement, link_result
 from racfg.smoke.judge.scaling import StepMeasurement, judge_scaling, step_capacity
 from racfg.smoke.judge.spine import ecmp_results, spine_tier_result

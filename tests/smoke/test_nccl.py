@@ -9,7 +9,7 @@ import pytest
 
 from racfg.catalog import GPU_MODELS, HOST_MODELS, host_gpu
 from racfg.hostfacts import ParseError
-from racfg.hostfacts.nccl import parse_output
+from racfg.hostfacts.nccl_tests import parse_output
 from racfg.inventory.model import NcclTests
 from racfg.results import Status
 from racfg.smoke.judge.nccl import ONE_RANK, run_result

@@ -10,12 +10,12 @@ import yaml
 from pydantic import ValidationError
 
 from racfg.connection import ConnectionOverrides
+from racfg.hostfacts.iperf3 import Iperf3Result
 from racfg.inventory import load_cluster
 from racfg.inventory.model import Reference, UserBenchmark
 from racfg.results import Report, Status
 from racfg.smoke.benchmark import figure, render
 from racfg.smoke.compare import compare_reports
-from racfg.smoke.iperf3_output import Iperf3Result
 from racfg.smoke.judge.links import LinkMeasurement, link_result, outlier_results
 from racfg.smoke.judge.scaling import StepMeasurement, judge_scaling, step_capacity
 from racfg.smoke.metrics import reference_text, within

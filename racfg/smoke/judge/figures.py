@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from racfg.hostfacts.perftest import PerftestResult
 from racfg.inventory.model import Reference
 from racfg.results import Result, Status, expected_actual
 from racfg.smoke.metrics import metric, reference_text, within
-from racfg.smoke.perftest_output import PerftestResult
 from racfg.smoke.plan import Link
 from racfg.smoke.units import rate_text
 

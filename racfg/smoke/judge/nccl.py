@@ -3,7 +3,7 @@ the pairwise isolation of a slow step, and bus bandwidth's scaling over node cou
 
 from __future__ import annotations
 
-from racfg.hostfacts.nccl import NcclRun
+from racfg.hostfacts.nccl_tests import NcclRun
 from racfg.results import Result, Status
 from racfg.smoke.metrics import metric
 from racfg.smoke.nccl_expect import REFERENCE, Expectation, Isolation

@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import re
 import shlex
-from dataclasses import dataclass
 
 from racfg.errors import UsageError
 from racfg.inventory.model import UserBenchmark
 from racfg.smoke.errors import MeasurementError
+from racfg.smoke.measured import BenchmarkStep
 from racfg.smoke.plan import SmokePlan
 from racfg.smoke.remote import Completed, Fleet
 from racfg.smoke.tcp import stop_unfinished
@@ -28,21 +28,6 @@ LAUNCHERS = {
     "srun": "srun -N {nodes} ",
     "torchrun": "torchrun --nnodes={nodes} --rdzv_backend=c10d --rdzv_endpoint={first}:29400 ",
 }
-
-
-@dataclass
-class BenchmarkStep:
-    n: int
-    hosts: list[str]
-    value: float | None
-    per_node: dict[str, float]
-    error: str | None = None
-    seconds: float = 0.0
-    shape: str | None = None  # "2x4" for a NODESxGPUS step; None for a whole-node step
-
-    @property
-    def label(self) -> str:
-        return self.shape or f"n{self.n}"
 
 
 def _fields(plan: SmokePlan, hosts: list[str], host: str, gpus: int = 0) -> dict[str, str]:

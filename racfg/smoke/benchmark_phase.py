@@ -11,6 +11,7 @@ from racfg.smoke import benchmark as bench
 from racfg.smoke import plots
 from racfg.smoke.judge.benchmark import equivalence_result, equivalence_unrun, step_margin, step_result
 from racfg.smoke.judge.readings import Reading, deciding_reading, with_readings
+from racfg.smoke.measured import BenchmarkStep
 from racfg.smoke.metrics import reference_bounds
 from racfg.smoke.plan import SmokePlan, shape_of
 from racfg.smoke.remeasure import until_met
@@ -23,7 +24,7 @@ def measure(run: Any) -> None:
         return
     spec = plan.benchmark.spec
     refs = plan.references.get(spec.name, {})
-    all_steps: list[bench.BenchmarkStep] = []
+    all_steps: list[BenchmarkStep] = []
     base = None  # T(1): the one-node whole-node step's deciding figure; it comes first of the whole-node steps
     for planned in plan.benchmark.steps:
         n, gpus = shape_of(planned, plan.benchmark.gpus_per_node)
@@ -60,7 +61,7 @@ def measure(run: Any) -> None:
         run.attachments.append(str(path))
 
 
-def _bench_step(run: Any, hosts: list[str], gpus: int, shape: str | None) -> bench.BenchmarkStep:
+def _bench_step(run: Any, hosts: list[str], gpus: int, shape: str | None) -> BenchmarkStep:
     assert run.plan.benchmark is not None
     started = time.monotonic()
     step = bench.run_step(run.fleet, run.plan, run.plan.benchmark.spec, hosts, gpus, shape)
@@ -68,5 +69,5 @@ def _bench_step(run: Any, hosts: list[str], gpus: int, shape: str | None) -> ben
     return step
 
 
-def _margin(plan: SmokePlan, refs: dict, base: float | None, step: bench.BenchmarkStep) -> float:
+def _margin(plan: SmokePlan, refs: dict, base: float | None, step: BenchmarkStep) -> float:
     return step_margin(refs, base, step, plan.scaling_floor)

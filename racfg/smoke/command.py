@@ -31,13 +31,14 @@ from racfg.smoke.judge.readings import REMEASURE, Reading, remeasure_notes, with
 from racfg.smoke.judge.spine import ecmp_results, spine_tier_result
 from racfg.smoke.judge.storage import FioSide, nothing_to_read
 from racfg.smoke.links import measure_links
+from racfg.smoke.measured import FioTarget, LoadResult, StepProbe
 from racfg.smoke.plan import Link, SmokePlan, build_plan
-from racfg.smoke.probes import Probes, StepProbe, SwitchCounters
+from racfg.smoke.probes import Probes, SwitchCounters
 from racfg.smoke.remeasure import until_met
 from racfg.smoke.remote import Fleet
 from racfg.smoke.scaling import measure_scaling, spine_tier_bits
 from racfg.smoke.storage import measure_storage
-from racfg.smoke.tcp import LoadResult, fan_in, plan_flows, run_load
+from racfg.smoke.tcp import fan_in, plan_flows, run_load
 from racfg.smoke.units import rate_text
 
 Progress = Callable[[int, int, str], None]  # (done, total, what now)
@@ -213,10 +214,10 @@ def _storage(run: _Run) -> None:
         run.results.append(cannot)
         return
     if clients_mounted:
-        targets = [fio.FioTarget(h, [plan.fio_path or ""]) for h in clients_mounted]
+        targets = [FioTarget(h, [plan.fio_path or ""]) for h in clients_mounted]
         side, key, what = "client", "fio_read_gbytes_per_s", f"fio reading {plan.fio_path} on the clients"
     else:
-        targets = [fio.FioTarget(h.name, [d.path for d in h.drives]) for h in storage]
+        targets = [FioTarget(h.name, [d.path for d in h.drives]) for h in storage]
         side, key, what = "drive", "fio_drive_read_gbytes_per_s", "drive-side: fio on the storage hosts' drives"
     client_ref = run.cluster.inventory.acceptance.client_storage_gbytes_per_s
     run.results += measure_storage(plan, run.fleet, targets, FioSide(side, key, what, client_ref),

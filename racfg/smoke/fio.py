@@ -10,37 +10,13 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from racfg.hostfacts.errors import ParseError
-from racfg.hostfacts.fio import FioResult, parse_fio
+from racfg.hostfacts.fio import parse_fio
 from racfg.smoke.errors import MeasurementError
+from racfg.smoke.measured import RAND_JOB, SEQ_JOB, FioRun, FioTarget
 from racfg.smoke.remote import Fleet, RemoteProcess
 from racfg.smoke.tcp import stop_unfinished
-
-SEQ_JOB = "seqread-1m"
-RAND_JOB = "randread-4k"
-
-
-@dataclass(frozen=True)
-class FioTarget:
-    host: str
-    filenames: list[str]  # drives, or the one file on the shared filesystem
-
-
-@dataclass
-class FioRun:
-    target: FioTarget
-    result: FioResult | None
-    error: str | None = None
-
-    @property
-    def seq_bytes_per_s(self) -> float:
-        return self.result.job(SEQ_JOB).read_bytes_per_s if self.result else 0.0
-
-    @property
-    def rand_iops(self) -> float:
-        return self.result.job(RAND_JOB).read_iops if self.result else 0.0
 
 
 def ramp_s(runtime_s: int) -> int:

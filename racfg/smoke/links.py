@@ -22,10 +22,9 @@ from racfg.results import Result, Status
 from racfg.smoke.batches import Assignment, link_batches
 from racfg.smoke.judge.links import LinkMeasurement, link_result, outlier_bound, outlier_results
 from racfg.smoke.judge.readings import Reading, deciding_reading, measure_again, with_readings
+from racfg.smoke.measured import LoadResult, StepProbe
 from racfg.smoke.plan import Link, SmokePlan
-from racfg.smoke.probes import StepProbe
 from racfg.smoke.remeasure import Announce, until_met
-from racfg.smoke.tcp import LoadResult
 from racfg.smoke.units import rate_text
 
 

@@ -14,6 +14,7 @@ from racfg.results import Result
 from racfg.smoke import fio
 from racfg.smoke.judge.readings import Reading, deciding_reading, with_readings
 from racfg.smoke.judge.storage import FioRefs, FioSide, fio_results, seq_bytes
+from racfg.smoke.measured import FioRun, FioTarget
 from racfg.smoke.metrics import reference_margin
 from racfg.smoke.plan import SmokePlan
 from racfg.smoke.remeasure import Announce, until_met
@@ -21,7 +22,7 @@ from racfg.smoke.remote import Fleet
 from racfg.smoke.units import bytes_rate_text
 
 
-def measure_storage(plan: SmokePlan, fleet: Fleet, targets: list[fio.FioTarget], side: FioSide, limit: int,
+def measure_storage(plan: SmokePlan, fleet: Fleet, targets: list[FioTarget], side: FioSide, limit: int,
                     tick: Announce, announce: Announce) -> list[Result]:
     """fio on the first target, then on all at once (the first run again when there is one target)."""
     results: list[Result] = []
@@ -49,7 +50,7 @@ def _refs(plan: SmokePlan, side: FioSide, n: int) -> FioRefs:
     return FioRefs(seq, iops)
 
 
-def _margin(refs: FioRefs, runs: list[fio.FioRun]) -> float:
+def _margin(refs: FioRefs, runs: list[FioRun]) -> float:
     """The nearer miss of the referenced figures (< 0 misses); a failed fio run misses; unreferenced: 0."""
     if any(r.result is None for r in runs):
         return -1.0

@@ -14,10 +14,9 @@ from racfg.hostfacts.nccl_tests import parse_output
 from racfg.hostfacts.perftest import parse_perftest
 from racfg.inventory.model import Reference
 from racfg.results import Status
-from racfg.smoke.benchmark import BenchmarkStep
-from racfg.smoke.fio import FioRun, FioTarget
 from racfg.smoke.judge import benchmark, figures, nccl, phases
 from racfg.smoke.judge.storage import FioRefs, FioSide, fio_results, nothing_to_read
+from racfg.smoke.measured import BenchmarkStep, FioRun, FioTarget
 from racfg.smoke.nccl_expect import Expectation, Isolation, PairRun
 from racfg.smoke.plan import Link
 from tests.hostfacts.conftest import read_fixture

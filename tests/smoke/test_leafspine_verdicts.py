@@ -19,10 +19,10 @@ from racfg.smoke.bottleneck import UPLINKS_FIX, leaf_uplinks
 from racfg.smoke.judge.links import LinkMeasurement, link_result
 from racfg.smoke.judge.scaling import StepMeasurement, judge_scaling, step_capacity
 from racfg.smoke.judge.spine import ecmp_results, spine_tier_result
+from racfg.smoke.measured import FlowResult, LoadResult, StepProbe
 from racfg.smoke.plan import SmokePlan, build_plan
-from racfg.smoke.probes import StepProbe
 from racfg.smoke.scaling import predicted, spine_tier_bits
-from racfg.smoke.tcp import FlowResult, LoadResult, plan_flows
+from racfg.smoke.tcp import plan_flows
 from racfg.switches.parsers.counters import PortCounters
 
 SITE = "lsunit"

@@ -19,11 +19,10 @@ from racfg.inventory.model import Reference
 from racfg.results import Status
 from racfg.smoke.judge.readings import Reading, deciding_reading, measure_again, remeasure_notes, with_readings
 from racfg.smoke.links import measure_links
+from racfg.smoke.measured import LoadResult, StepProbe
 from racfg.smoke.metrics import reference_margin, within
 from racfg.smoke.plan import Link, SmokePlan, build_plan
-from racfg.smoke.probes import StepProbe
 from racfg.smoke.scaling import measure_scaling
-from racfg.smoke.tcp import LoadResult
 from tests.smoke.test_verdicts import INVENTORY, LAB, load
 
 

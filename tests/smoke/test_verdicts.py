@@ -18,11 +18,12 @@ from racfg.smoke.benchmark import figure, render
 from racfg.smoke.compare import compare_reports
 from racfg.smoke.judge.links import LinkMeasurement, link_result, outlier_results
 from racfg.smoke.judge.scaling import StepMeasurement, judge_scaling, step_capacity
+from racfg.smoke.measured import FlowResult, LoadResult
 from racfg.smoke.metrics import reference_text, within
 from racfg.smoke.plan import Link, SmokePlan, build_plan, default_steps, tcp_ceiling
 from racfg.smoke.plots import plot_links, plot_scaling
 from racfg.smoke.scaling import step_margin
-from racfg.smoke.tcp import FlowResult, LoadResult, plan_flows
+from racfg.smoke.tcp import plan_flows
 
 INVENTORY = Path(__file__).parent / "smokelab.yaml"
 RA = Path(__file__).parents[2] / "inventory" / "ra-ethernet.yaml"

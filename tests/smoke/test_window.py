@@ -9,8 +9,8 @@ import pytest
 
 from racfg.smoke.errors import MeasurementError
 from racfg.smoke.judge.scaling import StepMeasurement
+from racfg.smoke.measured import LoadResult
 from racfg.smoke.plan import SHAPER_FRAMING, Link, tcp_ceiling
-from racfg.smoke.tcp import LoadResult
 from racfg.smoke.window import HEADER_BYTES, Window, parse_reads, reader_argv
 
 LINKS = [Link("dgx01", "dgx", nic, "10.1.2.1/24", "leaf1", f"1/{i}", 250.0, "lab shaper", 9000, SHAPER_FRAMING)

@@ -7,8 +7,8 @@ from dataclasses import replace
 
 from racfg.inventory.model import Reference
 from racfg.results import Result, Status, expected_actual
-from racfg.smoke.benchmark import BenchmarkStep
 from racfg.smoke.judge.figures import reference_result
+from racfg.smoke.measured import BenchmarkStep
 from racfg.smoke.metrics import metric, reference_margin
 from racfg.smoke.units import pct
 

@@ -9,10 +9,9 @@ from dataclasses import dataclass
 
 from racfg.results import Result, Status, expected_actual
 from racfg.smoke.bottleneck import UPLINKS_FIX, Bottleneck, leaf_uplinks
+from racfg.smoke.measured import LoadResult, StepProbe
 from racfg.smoke.metrics import metric
 from racfg.smoke.plan import Link, SmokePlan
-from racfg.smoke.probes import StepProbe
-from racfg.smoke.tcp import LoadResult
 from racfg.smoke.units import pct, rate_text
 
 DIRECTION_TEXT = {"read": "read (storage -> client)", "write": "write (client -> storage)"}

@@ -7,10 +7,9 @@ from dataclasses import dataclass, field
 
 from racfg.results import Result, Status, expected_actual
 from racfg.smoke.bottleneck import Bottleneck, name_bottleneck
+from racfg.smoke.measured import LoadResult, StepProbe
 from racfg.smoke.metrics import metric
 from racfg.smoke.plan import Link, SmokePlan
-from racfg.smoke.probes import StepProbe
-from racfg.smoke.tcp import LoadResult
 from racfg.smoke.units import pct, rate_text
 
 # How far a step's sum may run above what its links carry and still be a reading (seen in the lab: up to

@@ -10,9 +10,9 @@ from collections.abc import Sequence
 from racfg.results import Result, Status, expected_actual
 from racfg.smoke.bottleneck import UPLINKS_FIX, leaf_uplinks
 from racfg.smoke.judge.scaling import StepMeasurement
+from racfg.smoke.measured import Snapshot, StepProbe
 from racfg.smoke.metrics import metric
 from racfg.smoke.plan import SmokePlan
-from racfg.smoke.probes import Snapshot, StepProbe
 from racfg.smoke.units import pct, rate_text
 from racfg.switches.parsers.counters import PortCounters
 from racfg.validate.fabric_ecmp import check_ecmp_balance, check_uplink_spread

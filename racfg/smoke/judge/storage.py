@@ -7,8 +7,8 @@ from dataclasses import dataclass
 
 from racfg.inventory.model import Reference
 from racfg.results import Result, Status
-from racfg.smoke.fio import FioRun
 from racfg.smoke.judge.figures import reference_result
+from racfg.smoke.measured import FioRun
 from racfg.smoke.metrics import metric
 from racfg.smoke.units import bytes_rate_text
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from racfg.smoke.measured import LoadResult, Snapshot
-from racfg.smoke.plan import SmokePlan, Uplink
+from racfg.smoke.smoke_plan import SmokePlan, Uplink
 from racfg.smoke.units import pct, rate_text
 
 SATURATED = 0.90  # a resource at this share of its capacity is the limit

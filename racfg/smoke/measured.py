@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from racfg.hostfacts.fio import FioResult
 from racfg.hostfacts.iperf3 import Iperf3Result
-from racfg.smoke.plan import Link
+from racfg.smoke.smoke_plan import Link
 from racfg.switches.parsers.counters import PortCounters
 
 
@@ -88,7 +88,7 @@ Snapshot = dict[tuple[str, str], PortCounters]  # (switch, canonical port) -> co
 class StepProbe:
     """Counters and CPU before and after one load; the growth is what the load did. ``fan_in``: how many
     links sent into each receiving link (link key) during it, which tells congestion from a fault when a
-    port discards (racfg.smoke.judge.counters)."""
+    port discards (racfg.smoke.counter_verdicts)."""
 
     counters_before: Snapshot = field(default_factory=dict)
     counters_after: Snapshot = field(default_factory=dict)
@@ -149,3 +149,20 @@ class BenchmarkStep:
     @property
     def label(self) -> str:
         return self.shape or f"n{self.n}"
+
+
+@dataclass
+class LinkMeasurement:
+    link: Link
+    direction: str
+    load: LoadResult  # this link's flows only
+    probe: StepProbe | None = None
+    batched: bool = False  # read in a batch with other links (racfg.smoke.batches), not alone
+
+    @property
+    def bits(self) -> float:
+        return self.load.per_client_link().get(self.link.key, 0.0)
+
+    @property
+    def share(self) -> float:
+        return self.bits / (self.link.rate_mbit * 1e6)

@@ -12,8 +12,8 @@ import contextlib
 from racfg.connection import ConnectionOverrides
 from racfg.errors import RacfgError
 from racfg.inventory.cluster import Cluster
-from racfg.smoke.errors import MeasurementError
 from racfg.smoke.measured import Snapshot, StepProbe
+from racfg.smoke.measurement_error import MeasurementError
 from racfg.smoke.remote import Fleet
 from racfg.ssh.known_hosts import KnownHosts
 from racfg.switches.parsers.counters import parse_counters

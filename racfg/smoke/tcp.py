@@ -12,7 +12,7 @@ SSH channel after another instead, on a loaded machine they spread over seconds 
 made every other link an "outlier" of the best one. Released together, they still begin some tens
 of milliseconds apart on a busy machine (process start, connection set-up): a sum can run a few
 percent over what the links carry, and the judge counts no more than that (``best_of_kind``,
-``step_capacity`` in racfg.smoke.judge.links and .scaling). On a machine too busy to start them
+``step_capacity`` in racfg.smoke.phases.link_saturation and .scaling). On a machine too busy to start them
 within a second of each other the sum means nothing: a scaling step is judged on what its receiving
 NICs took in while every process ran (racfg.smoke.window), read by shells released with the load.
 """
@@ -25,10 +25,10 @@ from collections.abc import Mapping, Sequence
 
 from racfg.hostfacts.errors import ParseError
 from racfg.hostfacts.iperf3 import parse_iperf3
-from racfg.smoke.errors import MeasurementError
 from racfg.smoke.measured import Flow, FlowResult, LoadResult
-from racfg.smoke.plan import Link, SmokePlan
+from racfg.smoke.measurement_error import MeasurementError
 from racfg.smoke.remote import Fleet, RemoteProcess
+from racfg.smoke.smoke_plan import Link, SmokePlan
 from racfg.smoke.window import Readers, Window
 
 BASE_PORT = 5301

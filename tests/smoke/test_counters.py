@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 
 from racfg.results import Status
-from racfg.smoke.judge.counters import CONGESTION_SHARE, counter_results
+from racfg.smoke.counter_verdicts import CONGESTION_SHARE, counter_results
 from racfg.smoke.measured import Flow, StepProbe
-from racfg.smoke.plan import SHAPER_FRAMING, Link
+from racfg.smoke.smoke_plan import SHAPER_FRAMING, Link
 from racfg.smoke.tcp import fan_in
 from racfg.switches.parsers.counters import PortCounters
 

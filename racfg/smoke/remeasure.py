@@ -1,9 +1,11 @@
-"""Measuring one item again while every reading of it misses its mark, a bounded number of times.
+"""An item's readings: which one decides its verdict, when it is measured again, and how they are kept.
 
-An item is one link in one direction, one scaling step or one figure: only that item is measured
-again, never its whole phase, so a re-measurement costs one load's seconds and the other items
-keep the readings they had. Which readings decide, and when to stop, is
-``racfg.smoke.remeasure.measure_again`` / ``deciding_reading``; this is the loop that runs them.
+A fault reproduces and noise does not: an item (a link in one direction, a scaling step, a figure)
+whose readings all miss their mark is measured again, at most ``REMEASURE`` times, and its best
+reading decides. Only that item is measured again, never its whole phase, so a re-measurement costs
+one load's seconds and the other items keep the readings they had. ``measure_again`` and
+``deciding_reading`` say when to stop and which reading decides (pure, for the verdicts);
+``until_met`` is the loop that runs them.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ SSH channel after another instead, on a loaded machine they spread over seconds 
 made every other link an "outlier" of the best one. Released together, they still begin some tens
 of milliseconds apart on a busy machine (process start, connection set-up): a sum can run a few
 percent over what the links carry, and the judge counts no more than that (``best_of_kind``,
-``step_capacity`` in racfg.smoke.phases.link_saturation and .scaling). On a machine too busy to start them
+``step_capacity`` in racfg.smoke.phases.link_saturation and .read_scaling). On a machine too busy to start them
 within a second of each other the sum means nothing: a scaling step is judged on what its receiving
 NICs took in while every process ran (racfg.smoke.window), read by shells released with the load.
 """

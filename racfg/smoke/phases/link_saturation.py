@@ -1,7 +1,8 @@
-"""The links phase: every client link loaded both ways, a link that misses its mark measured again.
+"""The links phase (``links``): every client link loaded both ways, a link that misses its mark measured again.
 
-Links that share no bottleneck are loaded together (racfg.smoke.batches), each from storage links
-of its own. A batched reading that meets the link's mark is its first reading; one that misses is
+Plan: two loads per client link (read, write); links that share no bottleneck are loaded together
+(racfg.smoke.batches), each from storage links of its own. Commands: iperf3 through racfg.smoke.tcp
+(``run.load``). A batched reading that meets the link's mark is its first reading; one that misses is
 set aside and the link is loaded alone from every storage link it may use, so that every reading a
 failing verdict stands on is the link's own.
 
@@ -9,6 +10,11 @@ A link is held to two marks: its share of line rate (acceptance.link_saturation)
 of its kind (acceptance.smoke.outlier_fraction). One reading can miss either on noise, so the link
 that missed, in that direction, is loaded again (racfg.smoke.remeasure) before it is judged; every
 other link keeps its readings. Each verdict stands on the link's best reading and lists them all.
+
+Verdicts (``VERDICTS``, pure): a client link's reading against its line rate and TCP ceiling, and
+against the best link of its kind (outliers). A reading across the spines that falls short may be
+its leaf's uplinks, not the link: those are named from the ISL counters, so the fix goes where the
+fault is.
 """
 
 from __future__ import annotations

@@ -9,6 +9,10 @@ launcher. Every run is judged against the mark derived from the declared hardwar
 nodes that name the node or path at fault. Scaling: bus bandwidth should stay flat as nodes are
 added, so E(N) = busbw(N) / busbw(smallest multi-node step), and the knee is the first step below
 the scaling floor.
+
+Verdicts (``VERDICTS``, pure): a run's bus bandwidth against the mark the declared hardware gives
+(parsed by racfg.hostfacts.nccl_tests), the GPUs present, the pairwise isolation of a slow step, and
+bus bandwidth's scaling over node counts.
 """
 
 from __future__ import annotations

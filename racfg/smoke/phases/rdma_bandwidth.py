@@ -1,7 +1,12 @@
-"""RDMA bandwidth with perftest (``ib_write_bw`` / ``ib_read_bw --report_gbits``) where hosts have RDMA.
+"""The rdma phase (``rdma``): RDMA bandwidth with perftest (``ib_write_bw`` / ``ib_read_bw
+--report_gbits``) on every client link where hosts have RDMA.
 
-A link's RDMA device is the one under ``/sys/class/net/NIC/device/infiniband``; a host without
-one (the lab, a plain Ethernet NIC) is skipped with that reason, never passed.
+Plan: both tools on each client link, against a storage link on its subnet with an RDMA device.
+Commands: a link's RDMA device is the one under ``/sys/class/net/NIC/device/infiniband``; a host
+without one (the lab, a plain Ethernet NIC) is skipped with that reason, never passed. A figure
+below the saturation floor is measured again (racfg.smoke.remeasure) and judged on its best reading.
+
+Verdicts (``VERDICTS``, pure): the figure against the link's line rate, or why it was not measured.
 """
 
 from __future__ import annotations

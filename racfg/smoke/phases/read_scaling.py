@@ -1,9 +1,16 @@
-"""The scaling phase: 1, 2 ... N clients reading at once, E(n) = T(n) / (n T(1)), a step below the floor
-measured again.
+"""The scaling phase (``scaling``): 1, 2 ... N clients reading at once, E(n) = T(n) / (n T(1)), a step
+below the floor measured again.
 
+Plan: one load per step of ``plan.steps``. Commands: iperf3 through racfg.smoke.tcp (``run.load``).
 Only the step that missed acceptance.scaling_efficiency is loaded again (racfg.smoke.remeasure),
 against the T(1) already measured; each step is judged on its best reading and lists them all.
 T(1) is the single client link's read when the links phase measured it (its deciding reading).
+
+Verdicts (``VERDICTS``, pure): each step's aggregate, E(n) against the floor, the knee and its
+bottleneck, a step counted at no more than its links carry. On a routed leaf-spine site, what the
+largest step carried across the spines beside the bandwidth budget's prediction for the spine tier,
+each spine's share of the cross-leaf bytes and their spread over each leaf's uplinks (ECMP balance,
+judged by validate's own checks on the leaves' ISL counters).
 """
 
 from __future__ import annotations

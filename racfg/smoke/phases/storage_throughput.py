@@ -1,8 +1,16 @@
-"""The storage phase's figures: fio on one host, then on every host at once, each against its reference.
+"""The storage phase (``storage``): fio, read-only, on one host, then on every host at once, each figure
+against its reference.
 
-A figure that misses its reference (sequential GB/s, and random-read IOPS where referenced) is
-measured again, that fio run alone (racfg.smoke.remeasure), and judged on its best reading; a
-figure with no reference is reported as measured once, never judged.
+Plan: two fio runs. Commands: with a shared filesystem mounted on the clients (Weka, an array's
+export), fio reads ``acceptance.smoke.fio_path`` (an existing file: smoke writes nothing) on every
+client, judged against the per-client and aggregate references. Without one (the lab), fio reads
+each storage host's declared drives with ``--readonly``, and the figure is said plainly to be
+drive-side. A figure that misses its reference (sequential GB/s, and random-read IOPS where
+referenced) is measured again, that fio run alone (racfg.smoke.remeasure), and judged on its best
+reading; a figure with no reference is reported as measured once, never judged.
+
+Verdicts (``VERDICTS``, pure): whether fio has something to read (the shared filesystem mounted, a
+file named, drives declared), and fio's figures against their references.
 """
 
 from __future__ import annotations

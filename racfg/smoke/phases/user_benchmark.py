@@ -1,4 +1,5 @@
-"""The user's own benchmark, on each node-count step, through the launcher the user names.
+"""The benchmark phase (``benchmark``): the user's own benchmark on each node-count step, through the
+launcher the user names, each step re-measured below its mark.
 
 ``ssh``: the command runs on every node of the step at once (over the run's SSH sessions) and
 their figures are added. ``torchrun``: it runs on every node with a rendezvous on the first,
@@ -7,6 +8,9 @@ the first node, which starts the rest. Placeholders: {host} (this node), {hosts}
 nodes, comma separated), {nodes} (their count), {address} (this node's first data address),
 {gpus} (GPUs per node: a NODESxGPUS step's, else the node's), {total_gpus}, {storage} (the storage
 hosts' data addresses), {duration} (seconds, the run's TCP duration).
+
+Verdicts (``VERDICTS``, pure): each step against its reference, else on its scaling, and scale-out
+against scale-up (seed 004); the phase plots the whole-node steps.
 """
 
 from __future__ import annotations
@@ -183,7 +187,7 @@ def steps(plan: SmokePlan) -> int:
 
 
 def measure(run: SmokeRun) -> None:
-    """The benchmark phase of a smoke run (``run``: racfg.smoke.smoke_run's run of it)."""
+    """The benchmark phase of a smoke run (``run``: racfg.smoke.run_state's)."""
     plan = run.plan
     if plan.benchmark is None:
         return

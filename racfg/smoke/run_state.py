@@ -32,6 +32,8 @@ class Measure(Protocol):
 
 @dataclass
 class SmokeOptions:
+    """What the command line asks of a run: the hosts, the phases skipped, progress, the re-measure limit."""
+
     hosts: list[str] | None = None  # dgx hosts to measure (default all)
     skip: frozenset[str] = frozenset()
     progress: Progress | None = None
@@ -40,6 +42,9 @@ class SmokeOptions:
 
 @dataclass
 class SmokeRun:
+    """The run the phases share: what they measure with (plan, sessions, probes) and what they add (results,
+    probed loads for the switch counters' verdict, the links' readings the scaling phase reuses, plots)."""
+
     cluster: Cluster
     plan: SmokePlan
     fleet: Fleet

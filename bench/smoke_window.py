@@ -25,12 +25,12 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from racfg.cli.providers import overrides_for  # noqa: E402
+from racfg.hostfacts.iperf3 import Iperf3Result  # noqa: E402
 from racfg.inventory import load_cluster  # noqa: E402
 from racfg.smoke import tcp  # noqa: E402
-from racfg.smoke.iperf3_output import Iperf3Result  # noqa: E402
-from racfg.smoke.judge.scaling import step_capacity  # noqa: E402
-from racfg.smoke.plan import build_plan  # noqa: E402
+from racfg.smoke.phases.read_scaling import step_capacity  # noqa: E402
 from racfg.smoke.remote import Fleet  # noqa: E402
+from racfg.smoke.smoke_plan import build_plan  # noqa: E402
 
 
 class Recorder:

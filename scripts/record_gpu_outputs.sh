@@ -147,7 +147,7 @@ def show(what, parse, name):
 
 from racfg.hostfacts.nvidia_smi import parse_nvlink_status, parse_query_xml
 from racfg.hostfacts.xid import parse_kernel_log
-from racfg.hostfacts.nccl import parse_output
+from racfg.hostfacts.nccl_tests import parse_output
 show('nvidia-smi -q -x', parse_query_xml, 'racfg-probe_nvidia_smi.txt')
 show('nvlink --status', parse_nvlink_status, 'racfg-probe_nvlink.txt')
 show('xid', parse_kernel_log, 'racfg-probe_xid.txt')

@@ -49,7 +49,7 @@ def demo(
     and the deploy changes nothing. What the lab replaces (inbox OFED for MLNX_OFED, unchecked drive
     models, Ethernet stand-ins for InfiniBand NICs) is printed before the deploy and kept in its run record.
     """
-    from racfg.smoke.command import SmokeOptions, run_smoke  # iperf3 plumbing and pytest: only here
+    from racfg.smoke.smoke_run import SmokeOptions, run_smoke  # iperf3 plumbing and pytest: only here
     from racfg.validate.command import ValidateOptions, run_validate
 
     cluster = load_cluster(inventory)

@@ -90,7 +90,7 @@ def smoke(
         raise typer.Exit(_compare(compare, tolerance, fmt, output, verbose))
     if inventory is None:
         raise UsageError("smoke: give an inventory file (or --compare RUN_A RUN_B)")
-    from racfg.smoke.command import PHASES, SmokeOptions, run_smoke
+    from racfg.smoke.smoke_run import PHASES, SmokeOptions, run_smoke
 
     skipped = frozenset(opts.split_list(skip))
     opts.one_of("smoke", "--skip", sorted(skipped), PHASES, "phase")

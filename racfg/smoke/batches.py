@@ -11,7 +11,7 @@ A batch is no larger than the biggest scaling step, which the site loads at once
 ``MAX_BATCH``.
 
 A batched reading only screens: a link that meets its mark there keeps that reading, one that
-misses is measured again alone from every storage link it may use (racfg.smoke.links), so that a
+misses is measured again alone from every storage link it may use (racfg.smoke.phases.link_saturation), so that a
 slow storage link or a crowded uplink never names a healthy client link.
 """
 
@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 
-from racfg.smoke.plan import Link, SmokePlan
+from racfg.smoke.smoke_plan import Link, SmokePlan
 
 UPLINK_HEADROOM = 0.5  # share of a leaf's live uplink capacity, each way, one batch may use
 # Links one batch loads at most: the links phase already takes a few loads instead of two per link,

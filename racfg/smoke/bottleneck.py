@@ -15,9 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from racfg.smoke.plan import SmokePlan, Uplink
-from racfg.smoke.probes import Snapshot
-from racfg.smoke.tcp import LoadResult
+from racfg.smoke.measured import LoadResult, Snapshot
+from racfg.smoke.smoke_plan import SmokePlan, Uplink
 from racfg.smoke.units import pct, rate_text
 
 SATURATED = 0.90  # a resource at this share of its capacity is the limit

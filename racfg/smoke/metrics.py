@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from racfg.inventory.model import Reference
+from racfg.results import Result, Status, expected_actual
 
 
 def metric(name: str, value: float, unit: str, better: str = "higher") -> dict[str, Any]:
@@ -39,3 +40,19 @@ def reference_margin(value: float, ref: Reference) -> float:
     if not known:
         return 0.0
     return min(known) / abs(ref.value) if ref.value else min(known)
+
+
+def reference_result(target: str, check: str, category: str, value: float, unit: str, ref: Reference | None,
+                     message: str, data: dict[str, Any], unjudged_reason: str) -> Result:
+    """A figure against a ReFrame-style reference; without one it is reported and not judged."""
+    actual = f"{value:.4g} {unit}"
+    if ref is None:
+        return Result(target, check, category, Status.SKIP, f"{message}; not judged: {unjudged_reason}",
+                      None, actual, data=data)
+    ok = within(value, ref)
+    expected = reference_text(ref)
+    return Result(target, check, category, Status.PASS if ok else Status.FAIL,
+                  message if ok else f"{expected_actual(expected, actual)}; {message}", expected, actual,
+                  data=data)
+
+

@@ -8,17 +8,15 @@ skipped check, never a failed measurement. CPU is ``/proc/stat`` of each host.
 from __future__ import annotations
 
 import contextlib
-from dataclasses import dataclass, field
 
 from racfg.connection import ConnectionOverrides
 from racfg.errors import RacfgError
 from racfg.inventory.cluster import Cluster
-from racfg.smoke.errors import MeasurementError
+from racfg.smoke.measured import Snapshot, StepProbe
+from racfg.smoke.measurement_error import MeasurementError
 from racfg.smoke.remote import Fleet
 from racfg.ssh.known_hosts import KnownHosts
-from racfg.switches.parsers.counters import PortCounters, parse_counters
-
-Snapshot = dict[tuple[str, str], PortCounters]  # (switch, canonical port) -> counters
+from racfg.switches.parsers.counters import parse_counters
 
 
 class SwitchCounters:
@@ -93,31 +91,6 @@ def cpu_times(fleet: Fleet, hosts: list[str]) -> dict[str, tuple[int, int]]:
             idle = fields[3] + (fields[4] if len(fields) > 4 else 0)
             out[host] = (sum(fields) - idle, sum(fields))
     return out
-
-
-@dataclass
-class StepProbe:
-    """Counters and CPU before and after one load; the growth is what the load did. ``fan_in``: how many
-    links sent into each receiving link (link key) during it, which tells congestion from a fault when a
-    port discards (racfg.smoke.judge.counters)."""
-
-    counters_before: Snapshot = field(default_factory=dict)
-    counters_after: Snapshot = field(default_factory=dict)
-    cpu_before: dict[str, tuple[int, int]] = field(default_factory=dict)
-    cpu_after: dict[str, tuple[int, int]] = field(default_factory=dict)
-    fan_in: dict[str, int] = field(default_factory=dict)
-
-    def port_growth(self) -> Snapshot:
-        return {key: after.minus(self.counters_before[key]) for key, after in self.counters_after.items()
-                if key in self.counters_before}
-
-    def cpu_busy(self) -> dict[str, float]:
-        """Busy share of all CPUs per host during the load (0..1)."""
-        out = {}
-        for host, (busy, total) in self.cpu_after.items():
-            if host in self.cpu_before and total > self.cpu_before[host][1]:
-                out[host] = (busy - self.cpu_before[host][0]) / (total - self.cpu_before[host][1])
-        return out
 
 
 class Probes:

@@ -6,7 +6,7 @@ by process group) and ``Fleet`` stops every one still running when the run ends.
 
 from __future__ import annotations
 
-from racfg.smoke.errors import MeasurementError
+from racfg.smoke.measurement_error import MeasurementError
 from racfg.ssh.hosts import Completed, HostConnections, HostSession, RemoteProcess
 
 

@@ -12,7 +12,7 @@ SSH channel after another instead, on a loaded machine they spread over seconds 
 made every other link an "outlier" of the best one. Released together, they still begin some tens
 of milliseconds apart on a busy machine (process start, connection set-up): a sum can run a few
 percent over what the links carry, and the judge counts no more than that (``best_of_kind``,
-``step_capacity`` in racfg.smoke.judge.links and .scaling). On a machine too busy to start them
+``step_capacity`` in racfg.smoke.phases.link_saturation and .read_scaling). On a machine too busy to start them
 within a second of each other the sum means nothing: a scaling step is judged on what its receiving
 NICs took in while every process ran (racfg.smoke.window), read by shells released with the load.
 """
@@ -22,82 +22,18 @@ from __future__ import annotations
 import time
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 
-from racfg.smoke.errors import MeasurementError, ParseError
-from racfg.smoke.iperf3_output import Iperf3Result, parse_iperf3
-from racfg.smoke.plan import Link, SmokePlan
+from racfg.hostfacts.errors import ParseError
+from racfg.hostfacts.iperf3 import parse_iperf3
+from racfg.smoke.measured import Flow, FlowResult, LoadResult
+from racfg.smoke.measurement_error import MeasurementError
 from racfg.smoke.remote import Fleet, RemoteProcess
+from racfg.smoke.smoke_plan import Link, SmokePlan
 from racfg.smoke.window import Readers, Window
 
 BASE_PORT = 5301
 LISTEN_TIMEOUT = 10.0
 START_SLACK_S = 20  # on top of omit + duration: connection setup, the end exchange
-
-
-@dataclass(frozen=True)
-class Flow:
-    client: Link
-    server: Link
-    port: int
-
-
-@dataclass
-class FlowResult:
-    flow: Flow
-    result: Iperf3Result | None
-    error: str | None = None
-
-    @property
-    def bits_per_second(self) -> float:
-        return self.result.bits_per_second if self.result else 0.0
-
-
-@dataclass
-class LoadResult:
-    """What each flow measured, and what the receiving links took in while every flow ran (link key ->
-    payload bits/s, racfg.smoke.window; None where the load had no window or its counters were not read)."""
-
-    direction: str
-    flows: list[FlowResult]
-    seconds: float
-    received: dict[str, float] | None = None
-
-    def per_client_link(self) -> dict[str, float]:
-        out: dict[str, float] = defaultdict(float)
-        for fr in self.flows:
-            out[fr.flow.client.key] += fr.bits_per_second
-        return dict(out)
-
-    def per_client_host(self) -> dict[str, float]:
-        out: dict[str, float] = defaultdict(float)
-        for fr in self.flows:
-            out[fr.flow.client.host] += fr.bits_per_second
-        return dict(out)
-
-    def per_server_link(self) -> dict[str, float]:
-        out: dict[str, float] = defaultdict(float)
-        for fr in self.flows:
-            out[fr.flow.server.key] += fr.bits_per_second
-        return dict(out)
-
-    @property
-    def total(self) -> float:
-        return sum(fr.bits_per_second for fr in self.flows)
-
-    @property
-    def errors(self) -> list[str]:
-        return [f"{fr.flow.client.host} <- {fr.flow.server.host}:{fr.flow.port}: {fr.error}"
-                for fr in self.flows if fr.error]
-
-    def process_cpu(self) -> dict[str, float]:
-        """Highest iperf3 process CPU (percent of a core, local side) per client host."""
-        out: dict[str, float] = {}
-        for fr in self.flows:
-            if fr.result and fr.result.cpu_percent is not None:
-                host = fr.flow.client.host
-                out[host] = max(out.get(host, 0.0), fr.result.cpu_percent)
-        return out
 
 
 def plan_flows(plan: SmokePlan, clients: Sequence[Link],

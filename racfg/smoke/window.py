@@ -19,9 +19,9 @@ import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from racfg.smoke.errors import MeasurementError
-from racfg.smoke.plan import Link, tcp_ceiling
+from racfg.smoke.measurement_error import MeasurementError
 from racfg.smoke.remote import Fleet, RemoteProcess
+from racfg.smoke.smoke_plan import Link, tcp_ceiling
 
 HEADER_BYTES = 14  # what a NIC's rx_bytes counts of a frame besides the IP packet: the Ethernet header
 LATE_START_S = 1.0  # how much later than the first the last process may start and still be in the window

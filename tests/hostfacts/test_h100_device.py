@@ -79,7 +79,7 @@ def test_nvlink_status_of_a_gpu_without_nvlink_is_empty():
 
 
 def test_one_gpu_listed_as_smoke_and_validate_count_it():
-    listed = [line for line in read_device(LIST).splitlines() if line.startswith("GPU ")]  # racfg.smoke.nccl's rule
+    listed = [line for line in read_device(LIST).splitlines() if line.startswith("GPU ")]  # smoke's nccl phase's rule
     assert len(listed) == len(parse_query_xml(read_device(QUERY)).gpus) == 1
 
 

@@ -14,7 +14,7 @@ import pytest
 from racfg.hostfacts.mounts import mount_at, option_present, parse_proc_mounts, reported_options
 from racfg.inventory import load_cluster
 from racfg.policy import bandwidth_budget, evaluate
-from racfg.smoke.judge.benchmark import equivalence_result
+from racfg.smoke.phases.user_benchmark import equivalence_result
 from racfg.summary import bill_of_materials
 
 REPO = Path(__file__).resolve().parents[2]

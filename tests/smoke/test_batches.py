@@ -12,7 +12,7 @@ from lslab import write_small_leafspine
 from racfg.connection import ConnectionOverrides
 from racfg.inventory import load_cluster
 from racfg.smoke.batches import batch_limit, link_batches
-from racfg.smoke.plan import SmokePlan, build_plan
+from racfg.smoke.smoke_plan import SmokePlan, build_plan
 from tests.smoke.test_verdicts import INVENTORY, LAB
 
 SITE = "lsbatch"

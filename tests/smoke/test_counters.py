@@ -7,10 +7,10 @@ from __future__ import annotations
 import pytest
 
 from racfg.results import Status
-from racfg.smoke.judge.counters import CONGESTION_SHARE, counter_results
-from racfg.smoke.plan import SHAPER_FRAMING, Link
-from racfg.smoke.probes import StepProbe
-from racfg.smoke.tcp import Flow, fan_in
+from racfg.smoke.counter_verdicts import CONGESTION_SHARE, counter_results
+from racfg.smoke.measured import Flow, StepProbe
+from racfg.smoke.smoke_plan import SHAPER_FRAMING, Link
+from racfg.smoke.tcp import fan_in
 from racfg.switches.parsers.counters import PortCounters
 
 CLIENT = Link("dgx08", "dgx", "enp5s0", "10.1.2.8/24", "leaf2", "1/2", 1000.0, "lab shaper", 9000, SHAPER_FRAMING)

@@ -1,6 +1,7 @@
-"""The verdicts smoke's phases used to build inline, now pure functions in racfg.smoke.judge: a phase or
-item that could not be measured, fio's source and figures, RDMA, the user's benchmark and NCCL, on
-tables of cases and recorded tool output (tests/smoke/fixtures, tests/hostfacts fixtures)."""
+"""The verdicts smoke's phases used to build inline, now pure functions in their phase modules
+(racfg.smoke.phases) and the phase table: a phase or item that could not be measured, fio's source and
+figures, RDMA, the user's benchmark and NCCL, on tables of cases and recorded tool output
+(tests/smoke/fixtures, tests/hostfacts fixtures)."""
 
 from __future__ import annotations
 
@@ -9,17 +10,17 @@ from pathlib import Path
 
 import pytest
 
-from racfg.hostfacts.nccl import parse_output
+from racfg.hostfacts.fio import parse_fio
+from racfg.hostfacts.nccl_tests import parse_output
+from racfg.hostfacts.perftest import parse_perftest
 from racfg.inventory.model import Reference
 from racfg.results import Status
-from racfg.smoke.benchmark import BenchmarkStep
-from racfg.smoke.fio import FioRun, FioTarget
-from racfg.smoke.fio_output import parse_fio
-from racfg.smoke.judge import benchmark, figures, nccl, phases
-from racfg.smoke.judge.storage import FioRefs, FioSide, fio_results, nothing_to_read
-from racfg.smoke.nccl_expect import Expectation, Isolation, PairRun
-from racfg.smoke.perftest_output import parse_perftest
-from racfg.smoke.plan import Link
+from racfg.smoke import phase_table
+from racfg.smoke.measured import BenchmarkStep, FioRun, FioTarget
+from racfg.smoke.nccl_marks import Expectation, Isolation, PairRun
+from racfg.smoke.phases import link_saturation, nccl_allreduce, rdma_bandwidth, user_benchmark
+from racfg.smoke.phases.storage_throughput import FioRefs, FioSide, fio_results, nothing_to_read
+from racfg.smoke.smoke_plan import Link
 from tests.hostfacts.conftest import read_fixture
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -32,9 +33,10 @@ def recorded(name: str) -> str:
 
 
 @pytest.mark.parametrize(("result", "check", "status", "says"), [
-    (phases.without_storage("links"), "links/run", Status.SKIP, "external array"),
-    (phases.not_measured("scaling", "dgx02: connection lost"), "scaling/run", Status.ERROR, "dgx02: connection lost"),
-    (phases.unreached_link(LINK), "link/dgx01:data0", Status.SKIP, "198.19.0.0/24"),
+    (phase_table.without_storage("links"), "links/run", Status.SKIP, "external array"),
+    (phase_table.not_measured("scaling", "dgx02: connection lost"), "scaling/run", Status.ERROR,
+     "dgx02: connection lost"),
+    (link_saturation.unreached_link(LINK), "link/dgx01:data0", Status.SKIP, "198.19.0.0/24"),
 ])
 def test_what_could_not_be_measured_says_why(result, check, status, says) -> None:
     assert (result.check, result.status) == (check, status) and says in result.message
@@ -90,7 +92,8 @@ PERFTEST = parse_perftest(recorded("ib_write_bw_--report_gbits_RoCE-100G_DGX-1_C
 @pytest.mark.parametrize(("rate_mbit", "status"), [(100_000, Status.PASS), (200_000, Status.FAIL)])
 def test_rdma_against_line_rate_from_recorded_perftest(rate_mbit, status) -> None:
     """92.4 Gb/s recorded: 92% of a 100G link passes the 0.9 floor; 46% of a 200G link fails, with a fix."""
-    result = figures.rdma_result("ib_write_bw", replace(LINK, rate_mbit=rate_mbit), "mlx5_0", "st1", PERFTEST, 0.9)
+    result = rdma_bandwidth.rdma_result("ib_write_bw", replace(LINK, rate_mbit=rate_mbit), "mlx5_0", "st1", PERFTEST,
+                                        0.9)
     assert result.status is status and result.check == "rdma/ib_write_bw/dgx01:data0"
     assert result.data["metrics"][0]["value"] == pytest.approx(92.40)
     assert (result.fix is None) == (status is Status.PASS)
@@ -99,7 +102,7 @@ def test_rdma_against_line_rate_from_recorded_perftest(rate_mbit, status) -> Non
 @pytest.mark.parametrize(("has_device", "says"), [(False, "dgx01:data0 has no RDMA device"),
                                                   (True, "no storage link with an RDMA device")])
 def test_rdma_unmeasured_says_which_side_lacks_the_device(has_device, says) -> None:
-    result = figures.rdma_unmeasured(LINK, has_device)
+    result = rdma_bandwidth.rdma_unmeasured(LINK, has_device)
     assert result.status is Status.SKIP and says in result.message
 
 
@@ -121,13 +124,13 @@ REFS = {1: Reference(value=100.0, lower=-0.1, unit="img/s"), 4: Reference(value=
     (step(2, None), 100.0, Status.ERROR, -1.0),
 ])
 def test_benchmark_step_verdicts(s, base, status, margin) -> None:
-    result = benchmark.step_result("resnet50", "img/s", "ssh", REFS, base, s, 0.9)
+    result = user_benchmark.step_result("resnet50", "img/s", "ssh", REFS, base, s, 0.9)
     assert result.status is status
-    assert benchmark.step_margin(REFS, base, s, 0.9) == pytest.approx(margin)
+    assert user_benchmark.step_margin(REFS, base, s, 0.9) == pytest.approx(margin)
 
 
 def test_an_unrun_equivalence_group_names_its_missing_shapes() -> None:
-    result = benchmark.equivalence_unrun("resnet50", ["1x8", "2x4", "4x2"], ["4x2"])
+    result = user_benchmark.equivalence_unrun("resnet50", ["1x8", "2x4", "4x2"], ["4x2"])
     assert result.status is Status.SKIP and result.check == "benchmark/resnet50/equivalent/1x8=2x4=4x2"
     assert result.message.endswith("4x2")
 
@@ -138,7 +141,7 @@ def test_an_unrun_equivalence_group_names_its_missing_shapes() -> None:
     ({"dgx1": "nvidia-smi not found"}, ["dgx1", "dgx2"], Status.FAIL),
 ])
 def test_gpus_missing_skip_on_a_lab_and_fail_where_required(missing, required, status) -> None:
-    result = nccl.gpus_result(missing, required)
+    result = nccl_allreduce.gpus_result(missing, required)
     assert (result.status if result else None) is status
 
 
@@ -151,27 +154,27 @@ NCCL_RUN = parse_output(read_fixture("all_reduce_perf_1node-8x-A100-SXM4-40GB_va
     (None, Status.SKIP),
 ])
 def test_nccl_run_from_a_recorded_all_reduce(mark, status) -> None:
-    result = nccl.run_result("dgx1", "nccl/node/dgx1", "dgx1's 8 GPUs", NCCL_RUN, mark)
+    result = nccl_allreduce.run_result("dgx1", "nccl/node/dgx1", "dgx1's 8 GPUs", NCCL_RUN, mark)
     assert result.status is status and result.data["busbw_gbytes_per_s"] == pytest.approx(235.26)
 
 
 def test_nccl_run_that_gave_no_output_is_an_error() -> None:
-    assert nccl.run_result("cluster", "nccl/n2", "2 nodes", "exit 1: no rows", None).status is Status.ERROR
+    assert nccl_allreduce.run_result("cluster", "nccl/n2", "2 nodes", "exit 1: no rows", None).status is Status.ERROR
 
 
 @pytest.mark.parametrize(("values", "knee"), [({2: 20.0, 4: 19.5, 8: 19.0}, None), ({2: 20.0, 4: 19.5, 8: 12.0}, 8)])
 def test_nccl_scaling_knee(values, knee) -> None:
-    result = nccl.scaling_result(values, 0.9)
+    result = nccl_allreduce.scaling_result(values, 0.9)
     assert result.data["knee"] == knee and (result.status is Status.PASS) == (knee is None)
 
 
 def test_isolation_names_the_node_at_fault_else_the_pair() -> None:
     mark = Expectation(10.0, "0.9 of line rate")
     runs = [PairRun(("a", "b"), 4.0, 1), PairRun(("c", "d"), 11.0, 1)]
-    by_node = nccl.isolation_results(Isolation(runs, bad_nodes=["a"]), mark)
+    by_node = nccl_allreduce.isolation_results(Isolation(runs, bad_nodes=["a"]), mark)
     assert [(r.target, r.status) for r in by_node] == [("a", Status.FAIL)]
     assert "racfg validate --limit a" in (by_node[0].fix or "")
-    [pair] = nccl.isolation_results(Isolation(runs, bad_pairs=[("a", "b")]), mark)
+    [pair] = nccl_allreduce.isolation_results(Isolation(runs, bad_pairs=[("a", "b")]), mark)
     assert pair.status is Status.FAIL and pair.check == "nccl/isolate"
-    [clean] = nccl.isolation_results(Isolation(runs), mark)
+    [clean] = nccl_allreduce.isolation_results(Isolation(runs), mark)
     assert clean.status is Status.PASS

@@ -12,17 +12,23 @@ import yaml
 from lslab import write_small_leafspine
 
 from racfg.connection import ConnectionOverrides
+from racfg.hostfacts.iperf3 import Iperf3Result
 from racfg.inventory import load_cluster
 from racfg.results import Status
 from racfg.smoke.bottleneck import UPLINKS_FIX, leaf_uplinks
-from racfg.smoke.iperf3_output import Iperf3Result
-from racfg.smoke.judge.links import LinkMeasurement, link_result
-from racfg.smoke.judge.scaling import StepMeasurement, judge_scaling, step_capacity
-from racfg.smoke.judge.spine import ecmp_results, spine_tier_result
-from racfg.smoke.plan import SmokePlan, build_plan
-from racfg.smoke.probes import StepProbe
-from racfg.smoke.scaling import predicted, spine_tier_bits
-from racfg.smoke.tcp import FlowResult, LoadResult, plan_flows
+from racfg.smoke.measured import FlowResult, LoadResult, StepProbe
+from racfg.smoke.phases.link_saturation import LinkMeasurement, link_result
+from racfg.smoke.phases.read_scaling import (
+    StepMeasurement,
+    ecmp_results,
+    judge_scaling,
+    predicted,
+    spine_tier_bits,
+    spine_tier_result,
+    step_capacity,
+)
+from racfg.smoke.smoke_plan import SmokePlan, build_plan
+from racfg.smoke.tcp import plan_flows
 from racfg.switches.parsers.counters import PortCounters
 
 SITE = "lsunit"

@@ -9,12 +9,11 @@ import pytest
 
 from racfg.catalog import GPU_MODELS, HOST_MODELS, host_gpu
 from racfg.hostfacts import ParseError
-from racfg.hostfacts.nccl import parse_output
+from racfg.hostfacts.nccl_tests import parse_output
 from racfg.inventory.model import NcclTests
 from racfg.results import Status
-from racfg.smoke.judge.nccl import ONE_RANK, run_result
-from racfg.smoke.nccl import _gpu_counts, command_line
-from racfg.smoke.nccl_expect import NET_FACTOR, expected_busbw, inter_node, intra_node, isolate
+from racfg.smoke.nccl_marks import NET_FACTOR, expected_busbw, inter_node, intra_node, isolate
+from racfg.smoke.phases.nccl_allreduce import ONE_RANK, _gpu_counts, command_line, run_result
 from tests.hostfacts.conftest import read_device, read_fixture
 
 # (recording, rows, avg busbw line, largest size, its out-of-place / in-place busbw, hosts)

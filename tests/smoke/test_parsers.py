@@ -1,4 +1,5 @@
-"""The smoke parsers on real, quirky tool output (tests/smoke/fixtures, see its README)."""
+"""The parsers of the tools smoke runs (racfg.hostfacts.iperf3, .fio, .perftest) and the switch counters,
+on real, quirky output (tests/smoke/fixtures, see its README)."""
 
 from __future__ import annotations
 
@@ -6,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from racfg.smoke.errors import ParseError
-from racfg.smoke.fio_output import parse_fio
-from racfg.smoke.iperf3_output import parse_iperf3
-from racfg.smoke.perftest_output import parse_perftest
+from racfg.hostfacts.errors import ParseError
+from racfg.hostfacts.fio import parse_fio
+from racfg.hostfacts.iperf3 import parse_iperf3
+from racfg.hostfacts.perftest import parse_perftest
 from racfg.switches.parsers.counters import PortCounters, eos_counters, onyx_counters
 
 FIXTURES = Path(__file__).parent / "fixtures"

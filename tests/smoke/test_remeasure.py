@@ -17,13 +17,12 @@ import pytest
 from racfg.inventory import load_cluster
 from racfg.inventory.model import Reference
 from racfg.results import Status
-from racfg.smoke.judge.readings import Reading, deciding_reading, measure_again, remeasure_notes, with_readings
-from racfg.smoke.links import measure_links
+from racfg.smoke.measured import LoadResult, StepProbe
 from racfg.smoke.metrics import reference_margin, within
-from racfg.smoke.plan import Link, SmokePlan, build_plan
-from racfg.smoke.probes import StepProbe
-from racfg.smoke.scaling import measure_scaling
-from racfg.smoke.tcp import LoadResult
+from racfg.smoke.phases.link_saturation import measure_links
+from racfg.smoke.phases.read_scaling import measure_scaling
+from racfg.smoke.remeasure import Reading, deciding_reading, measure_again, remeasure_notes, with_readings
+from racfg.smoke.smoke_plan import Link, SmokePlan, build_plan
 from tests.smoke.test_verdicts import INVENTORY, LAB, load
 
 

@@ -26,9 +26,9 @@ from racfg.inventory import load_cluster
 from racfg.lock.local import site_lock
 from racfg.results import Report, Status
 from racfg.results.render import render_report
-from racfg.smoke.command import SmokeOptions, run_smoke
-from racfg.smoke.judge.readings import REMEASURE
+from racfg.smoke.remeasure import REMEASURE
 from racfg.smoke.remote import Fleet
+from racfg.smoke.smoke_run import SmokeOptions, run_smoke
 from racfg_lab import api
 from tests.smoke.labnet import configure_data_plane
 
@@ -329,8 +329,8 @@ def test_nccl_skips_without_gpus_on_the_lab_and_fails_where_gpus_are_required(la
     from dataclasses import replace
     from types import SimpleNamespace
 
-    from racfg.smoke import nccl
-    from racfg.smoke.plan import build_plan
+    from racfg.smoke.phases import nccl_allreduce
+    from racfg.smoke.smoke_plan import build_plan
 
     [result] = [r for r in measure(lab, tmp_path / "out", {"nccl"}).results if r.category == "nccl"]
     assert result.status is Status.SKIP
@@ -340,7 +340,7 @@ def test_nccl_skips_without_gpus_on_the_lab_and_fails_where_gpus_are_required(la
     plan = replace(build_plan(cluster, overrides), lab=False)
     with Fleet([h for h in cluster.hosts if h.name in plan.client_hosts], overrides) as fleet:
         run = SimpleNamespace(cluster=cluster, plan=plan, fleet=fleet, results=[])
-        nccl.measure(run)
+        nccl_allreduce.measure(run)
     assert [r.status for r in run.results] == [Status.FAIL]
     assert all(f"{h}: nvidia-smi not found" in run.results[0].message for h in plan.client_hosts)
 

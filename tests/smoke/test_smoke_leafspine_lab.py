@@ -22,7 +22,7 @@ from lslab import deployed_leafspine, write_small_leafspine
 from racfg.cli.providers import overrides_for
 from racfg.inventory import load_cluster
 from racfg.results import Report, Status
-from racfg.smoke.command import SmokeOptions, run_smoke
+from racfg.smoke.smoke_run import SmokeOptions, run_smoke
 
 pytestmark = [pytest.mark.lab, pytest.mark.solo]  # rates: measured with the machine to itself
 

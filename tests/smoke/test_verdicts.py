@@ -10,19 +10,19 @@ import yaml
 from pydantic import ValidationError
 
 from racfg.connection import ConnectionOverrides
+from racfg.hostfacts.iperf3 import Iperf3Result
 from racfg.inventory import load_cluster
 from racfg.inventory.model import Reference, UserBenchmark
 from racfg.results import Report, Status
-from racfg.smoke.benchmark import figure, render
 from racfg.smoke.compare import compare_reports
-from racfg.smoke.iperf3_output import Iperf3Result
-from racfg.smoke.judge.links import LinkMeasurement, link_result, outlier_results
-from racfg.smoke.judge.scaling import StepMeasurement, judge_scaling, step_capacity
+from racfg.smoke.measured import FlowResult, LoadResult
 from racfg.smoke.metrics import reference_text, within
-from racfg.smoke.plan import Link, SmokePlan, build_plan, default_steps, tcp_ceiling
+from racfg.smoke.phases.link_saturation import LinkMeasurement, link_result, outlier_results
+from racfg.smoke.phases.read_scaling import StepMeasurement, judge_scaling, step_capacity, step_margin
+from racfg.smoke.phases.user_benchmark import figure, render
 from racfg.smoke.plots import plot_links, plot_scaling
-from racfg.smoke.scaling import step_margin
-from racfg.smoke.tcp import FlowResult, LoadResult, plan_flows
+from racfg.smoke.smoke_plan import Link, SmokePlan, build_plan, default_steps, tcp_ceiling
+from racfg.smoke.tcp import plan_flows
 
 INVENTORY = Path(__file__).parent / "smokelab.yaml"
 RA = Path(__file__).parents[2] / "inventory" / "ra-ethernet.yaml"

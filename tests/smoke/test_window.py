@@ -7,10 +7,10 @@ import subprocess
 
 import pytest
 
-from racfg.smoke.errors import MeasurementError
-from racfg.smoke.judge.scaling import StepMeasurement
-from racfg.smoke.plan import SHAPER_FRAMING, Link, tcp_ceiling
-from racfg.smoke.tcp import LoadResult
+from racfg.smoke.measured import LoadResult
+from racfg.smoke.measurement_error import MeasurementError
+from racfg.smoke.phases.read_scaling import StepMeasurement
+from racfg.smoke.smoke_plan import SHAPER_FRAMING, Link, tcp_ceiling
 from racfg.smoke.window import HEADER_BYTES, Window, parse_reads, reader_argv
 
 LINKS = [Link("dgx01", "dgx", nic, "10.1.2.1/24", "leaf1", f"1/{i}", 250.0, "lab shaper", 9000, SHAPER_FRAMING)

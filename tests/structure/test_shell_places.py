@@ -38,21 +38,21 @@ PLACES: dict[tuple[str, str, str], tuple[str, dict[str, str]]] = {
     ("racfg/ssh/hosts.py", "HostSession.kill", "script"): (
         "the process groups to stop", {"p": "a process group id: an integer read from the remote shell ($$)",
                                         "KILL_GRACE": "a constant number"}),
-    ("racfg/smoke/command.py", "_nic_rates", "f'cat {speed} 2>/dev/null'"): (
+    ("racfg/smoke/smoke_run.py", "_nic_rates", "f'cat {speed} 2>/dev/null'"): (
         "a data NIC's name (hosts[].nics[].name)", {}),
-    ("racfg/smoke/perftest.py", "rdma_device", "f'ls {devices} 2>/dev/null'"): (
+    ("racfg/smoke/phases/rdma_bandwidth.py", "rdma_device", "f'ls {devices} 2>/dev/null'"): (
         "a data NIC's name (hosts[].nics[].name)", {}),
-    ("racfg/smoke/fio.py", "mounted", "f'mountpoint -q {shlex.quote(mount_point)}'"): (
+    ("racfg/smoke/phases/storage_throughput.py", "mounted", "f'mountpoint -q {shlex.quote(mount_point)}'"): (
         "the Weka or array mount point (software.weka.mount_point, array.mount_point)", {}),
     ("racfg/smoke/window.py", "reader_argv", "f'sleep {window.opens:.2f}; {read}; sleep "
                                              "{window.closes - window.opens:.2f}; {read}'"): (
         "each NIC's rx_bytes path (shlex.quote'd), in sh -c", {"i": "an index from enumerate or range: an integer"}),
-    ("racfg/smoke/benchmark.py", "run_step", "command"): (
+    ("racfg/smoke/phases/user_benchmark.py", "run_step", "command"): (
         "acceptance.smoke.benchmark.command, a shell command by design (the operator's benchmark, run as "
         "the SSH user on the GPU servers), in sh -c", {}),
-    ("racfg/smoke/nccl.py", "_run", "command_line(spec, hosts, gpus)"): (
+    ("racfg/smoke/phases/nccl_allreduce.py", "_run", "command_line(spec, hosts, gpus)"): (
         "acceptance.smoke.nccl command, args and image, the host names, in sh -c", {}),
-    ("racfg/smoke/nccl.py", "_per_node", "command_line(spec, [h.name], counts[h.name])"): (
+    ("racfg/smoke/phases/nccl_allreduce.py", "_per_node", "command_line(spec, [h.name], counts[h.name])"): (
         "acceptance.smoke.nccl command, args and image, the host name, in sh -c", {}),
     ("racfg/lock/site.py", "_run", "_command(script, site, *args)"): (
         "the lock directory, the site's name and the lock script's arguments, shlex.join'd after bash -c", {}),

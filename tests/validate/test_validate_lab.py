@@ -117,7 +117,7 @@ def test_validate_and_smoke_share_one_ssh_layer(site, tmp_path):
     import dataclasses
 
     from racfg.paths import validators_dir
-    from racfg.smoke.errors import MeasurementError
+    from racfg.smoke.measurement_error import MeasurementError
     from racfg.smoke.remote import Fleet
 
     hosts = [h.name for h in site.lab.hosts()]

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from racfg.smoke.errors import ParseError
+from racfg.hostfacts.errors import ParseError
 
 # One interval's "sum" object: flat, so a non-greedy match up to its closing brace is exact.
 _SUM_RE = re.compile(r'"sum"\s*:\s*\{(?P<body>[^{}]*)\}', re.S)
@@ -49,7 +49,7 @@ def _clean(text: str) -> str:
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     start = text.find("{")
     if start < 0:
-        raise ParseError(f"iperf3: no JSON in the output: {text.strip()[:120]!r}")
+        raise ParseError("iperf3", f"no JSON in the output: {text.strip()[:120]!r}")
     return text[start:]
 
 
@@ -61,7 +61,7 @@ def parse_iperf3(text: str) -> Iperf3Result:
     except json.JSONDecodeError:
         return _salvage(body)
     if not isinstance(doc, dict):
-        raise ParseError("iperf3: the JSON is not an object")
+        raise ParseError("iperf3", "the JSON is not an object")
     start = doc.get("start", {})
     test = start.get("test_start", {})
     version = str(start.get("version", "")).strip()
@@ -99,7 +99,7 @@ def _salvage(body: str) -> Iperf3Result:
         total_bytes += int(float(fields["bytes"]))
         total_seconds += float(fields["seconds"])
     if total_seconds <= 0:
-        raise ParseError("iperf3: the output is cut before its first complete interval")
+        raise ParseError("iperf3", "the output is cut before its first complete interval")
     version = re.search(r'"version"\s*:\s*"([^"]*)"', body)
     reverse = re.search(r'"reverse"\s*:\s*(\d)', body)
     streams = re.search(r'"num_streams"\s*:\s*(\d+)', body)

@@ -5,9 +5,5 @@ from __future__ import annotations
 from racfg.errors import CannotRunError
 
 
-class ParseError(ValueError):
-    """A tool printed something that is not a measurement (an error, a cut capture with nothing whole)."""
-
-
 class MeasurementError(CannotRunError):
     """A measurement could not be made (a host lost, a tool missing, a tool that failed)."""

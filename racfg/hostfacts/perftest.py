@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from racfg.smoke.errors import ParseError
+from racfg.hostfacts.errors import ParseError
 
 _ROW_RE = re.compile(r"^\s*(\d+)\s+(\d+)\s+(\d+(?:\.\d+)?)\s+(\d+(?:\.\d+)?)\s+(\d+(?:\.\d+)?)\s*$")
 _HEADER_RE = re.compile(r"BW average\[(Gb/sec|MB/sec)\]")
@@ -55,7 +55,7 @@ def parse_perftest(text: str) -> PerftestResult:
     text = text.replace("\r\n", "\n")
     header = _HEADER_RE.search(text)
     if header is None:
-        raise ParseError("perftest: no result table header (BW average[...]) in the output")
+        raise ParseError("perftest", "no result table header (BW average[...]) in the output")
     unit = header[1]
     factor = 1.0 if unit == "Gb/sec" else _MIB_TO_GBIT
     rows: dict[int, PerftestRow] = {}
@@ -67,7 +67,7 @@ def parse_perftest(text: str) -> PerftestResult:
         rows.setdefault(size, PerftestRow(size, int(match[2]), float(match[3]) * factor, float(match[4]) * factor,
                                           float(match[5])))
     if not rows:
-        raise ParseError("perftest: the output has a header but no result row")
+        raise ParseError("perftest", "the output has a header but no result row")
     title = _TITLE_RE.search(text)
     fields: dict[str, str] = {}
     for match in _FIELD_RE.finditer(text):

@@ -10,7 +10,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from racfg.smoke.errors import ParseError
+from racfg.hostfacts.errors import ParseError
 
 
 @dataclass(frozen=True)
@@ -41,18 +41,18 @@ class FioResult:
         for job in self.jobs:
             if job.name == name:
                 return job
-        raise ParseError(f"fio: no job {name!r} in the output (jobs: {', '.join(j.name for j in self.jobs)})")
+        raise ParseError("fio", f"no job {name!r} in the output (jobs: {', '.join(j.name for j in self.jobs)})")
 
 
 def parse_fio(text: str) -> FioResult:
     text = text.replace("\r\n", "\n")
     start = text.find("{")
     if start < 0:
-        raise ParseError(f"fio: no JSON in the output: {text.strip()[:120]!r}")
+        raise ParseError("fio", f"no JSON in the output: {text.strip()[:120]!r}")
     try:
         doc = json.loads(text[start:])
     except json.JSONDecodeError as exc:
-        raise ParseError(f"fio: the JSON output is cut or broken ({exc})") from None
+        raise ParseError("fio", f"the JSON output is cut or broken ({exc})") from None
     global_options = doc.get("global options", {})
     jobs = []
     for entry in doc.get("jobs", []):
@@ -68,5 +68,5 @@ def parse_fio(text: str) -> FioResult:
             error=int(entry.get("error", 0)),
         ))
     if not jobs:
-        raise ParseError("fio: the output has no jobs")
+        raise ParseError("fio", "the output has no jobs")
     return FioResult(str(doc.get("fio version", "")), jobs)

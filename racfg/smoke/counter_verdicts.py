@@ -16,8 +16,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from racfg.results import Result, Status, expected_actual
-from racfg.smoke.plan import Link
-from racfg.smoke.probes import StepProbe
+from racfg.smoke.measured import StepProbe
+from racfg.smoke.smoke_plan import Link
 
 # Discarded packets per packet sent, at an incast port, that TCP's congestion control explains: a few per
 # window halving of a dozen flows. A link that loses more would also miss its rate (judged on its own).

@@ -1,0 +1,226 @@
+"""The storage phase (``storage``): fio, read-only, on one host, then on every host at once, each figure
+against its reference.
+
+Plan: two fio runs. Commands: with a shared filesystem mounted on the clients (Weka, an array's
+export), fio reads ``acceptance.smoke.fio_path`` (an existing file: smoke writes nothing) on every
+client, judged against the per-client and aggregate references. Without one (the lab), fio reads
+each storage host's declared drives with ``--readonly``, and the figure is said plainly to be
+drive-side. A figure that misses its reference (sequential GB/s, and random-read IOPS where
+referenced) is measured again, that fio run alone (racfg.smoke.remeasure), and judged on its best
+reading; a figure with no reference is reported as measured once, never judged.
+
+Verdicts (``VERDICTS``, pure): whether fio has something to read (the shared filesystem mounted, a
+file named, drives declared), and fio's figures against their references.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import partial
+
+from racfg.hostfacts.errors import ParseError
+from racfg.hostfacts.fio import parse_fio
+from racfg.inventory.model import Reference
+from racfg.results import Result, Status
+from racfg.smoke.measured import RAND_JOB, SEQ_JOB, FioRun, FioTarget
+from racfg.smoke.measurement_error import MeasurementError
+from racfg.smoke.metrics import metric, reference_margin, reference_result
+from racfg.smoke.remeasure import (
+    Announce,
+    Reading,
+    deciding_reading,
+    until_met,
+    with_readings,
+)
+from racfg.smoke.remote import Fleet, RemoteProcess
+from racfg.smoke.run_state import SmokeRun
+from racfg.smoke.smoke_plan import SmokePlan
+from racfg.smoke.tcp import stop_unfinished
+from racfg.smoke.units import bytes_rate_text
+
+
+def measure_storage(plan: SmokePlan, fleet: Fleet, targets: list[FioTarget], side: FioSide, limit: int,
+                    tick: Announce, announce: Announce) -> list[Result]:
+    """fio on the first target, then on all at once (the first run again when there is one target)."""
+    results: list[Result] = []
+    for label, group in (("one", targets[:1]), ("all", targets)):
+        tick(f"storage: fio on {group[0].host}" if label == "one" else
+             f"storage: fio on {len(group)} {side.side} hosts at once")
+        if label == "all" and len(targets) == 1:
+            break
+        refs = _refs(plan, side, len(group))
+        take = partial(run_fio, fleet, group, plan.fio_runtime_s)
+        readings = until_met([take()], take, partial(_margin, refs), limit, announce,
+                             f"storage: fio on {len(group)} host(s)")
+        best = readings[deciding_reading([_margin(refs, r) for r in readings])]
+        listed = [Reading(seq_bytes(r) / 1e9, "GB/s", _margin(refs, r), f"{bytes_rate_text(seq_bytes(r))}, "
+                          f"{sum(x.rand_iops for x in r):,.0f} IOPS") for r in readings]
+        results += [with_readings(r, listed, limit) for r in fio_results(side, label, best, refs)]
+    return results
+
+
+def _refs(plan: SmokePlan, side: FioSide, n: int) -> FioRefs:
+    seq = plan.references.get(side.key, {}).get(n)
+    if seq is None and side.side == "client" and n == 1:
+        seq = Reference(value=side.client_gbytes_per_s, unit="GB/s")
+    iops = plan.references.get("fio_randread_iops", {}).get(n) if side.side == "client" else None
+    return FioRefs(seq, iops)
+
+
+def _margin(refs: FioRefs, runs: list[FioRun]) -> float:
+    """The nearer miss of the referenced figures (< 0 misses); a failed fio run misses; unreferenced: 0."""
+    if any(r.result is None for r in runs):
+        return -1.0
+    iops = sum(r.rand_iops for r in runs)
+    margins = [reference_margin(value, ref) for value, ref in ((seq_bytes(runs) / 1e9, refs.seq), (iops, refs.iops))
+               if ref is not None]
+    return min(margins, default=0.0)
+
+
+@dataclass(frozen=True)
+class FioSide:
+    """Where fio reads: ``client`` (the shared filesystem) or ``drive`` (the storage hosts' drives)."""
+
+    side: str
+    key: str  # the acceptance.references entry of its sequential figure
+    what: str  # how the report says it
+    client_gbytes_per_s: float  # acceptance.client_storage_gbytes_per_s: one client's reference by default
+
+
+@dataclass(frozen=True)
+class FioRefs:
+    """The references of one fio run's figures (None: reported, not judged)."""
+
+    seq: Reference | None
+    iops: Reference | None
+
+
+def nothing_to_read(array_mount: str | None, shared: str | None, mounted_on: int, fio_path: str | None,
+                    drive_hosts: int) -> Result | None:
+    """Why the storage phase cannot run fio (None: it can). ``shared`` is the filesystem the clients read
+    through, ``mounted_on`` how many clients have it mounted, ``drive_hosts`` how many storage hosts
+    declare drives. An external array's export mounted on no client is a fault; the rest are skips."""
+    if array_mount and shared == array_mount and not mounted_on:
+        return Result("cluster", "storage/fio", "storage", Status.FAIL,
+                      f"the array's export is mounted at {array_mount} on no client", f"{array_mount} mounted",
+                      "not mounted", fix="racfg deploy --tags nfs_client, then racfg validate")
+    if mounted_on and not fio_path:
+        return Result("cluster", "storage/fio", "storage", Status.SKIP,
+                      f"{shared} is mounted on {mounted_on} clients, but acceptance.smoke.fio_path names no file "
+                      "for fio to read (smoke writes nothing)")
+    if not mounted_on and not drive_hosts:
+        return Result("cluster", "storage/fio", "storage", Status.SKIP,
+                      "no shared filesystem mounted and no storage host declares drives")
+    return None
+
+
+def seq_bytes(runs: list[FioRun]) -> float:
+    return sum(r.seq_bytes_per_s for r in runs)
+
+
+def fio_results(side: FioSide, label: str, runs: list[FioRun], refs: FioRefs) -> list[Result]:
+    """One fio run over ``runs`` hosts at once: its sequential figure (and IOPS where referenced)."""
+    n = len(runs)
+    failed = [r for r in runs if r.result is None]
+    if failed:
+        return [Result(failed[0].target.host, f"storage/{label}", "storage", Status.ERROR,
+                       f"fio failed on {failed[0].target.host}: {failed[0].error}")]
+    seq = seq_bytes(runs)
+    iops = sum(r.rand_iops for r in runs)
+    message = (f"{side.what}, {n} host(s) at once: sequential 1 MiB reads {bytes_rate_text(seq)}, "
+               f"4 KiB random reads {iops:,.0f} IOPS")
+    data = {"side": side.side, "hosts": [r.target.host for r in runs], "seq_bytes_per_s": round(seq),
+            "rand_iops": round(iops), "per_host": {r.target.host: {"seq_bytes_per_s": round(r.seq_bytes_per_s),
+                                                                   "rand_iops": round(r.rand_iops)} for r in runs},
+            "metrics": [metric(f"storage.{side.side}.seq.n{n}", seq / 1e9, "GB/s"),
+                        metric(f"storage.{side.side}.randiops.n{n}", iops, "IOPS")]}
+    target = f"{side.side}s" if n > 1 else runs[0].target.host
+    reason = (f"no acceptance.references.{side.key} for {n} node(s)" if side.side == "client" else
+              f"a drive-side figure (no shared filesystem mounted); give acceptance.references.{side.key} to judge it")
+    out = [reference_result(target, f"storage/{side.side}/n{n}", "storage", seq / 1e9, "GB/s", refs.seq, message,
+                            data, reason)]
+    if refs.iops is not None:
+        out.append(reference_result(target, f"storage/{side.side}/iops/n{n}", "storage", iops, "IOPS", refs.iops,
+                                    message, {"rand_iops": round(iops)}, ""))
+    return out
+
+
+def ramp_s(runtime_s: int) -> int:
+    """Warm-up left out of each fio job (caches, queues filling): half the runtime, at most 5 s."""
+    return max(1, min(5, runtime_s // 2))
+
+
+def fio_argv(filenames: Sequence[str], runtime_s: int) -> list[str]:
+    """Sequential 1 MiB reads (bandwidth), then 4 KiB random reads (IOPS); never a write."""
+    return ["fio", "--readonly", "--output-format=json", "--direct=1", "--ioengine=libaio", "--time_based",
+            f"--runtime={runtime_s}", f"--ramp_time={ramp_s(runtime_s)}", "--group_reporting",
+            f"--filename={':'.join(filenames)}",
+            f"--name={SEQ_JOB}", "--rw=read", "--bs=1M", "--iodepth=16",
+            f"--name={RAND_JOB}", "--stonewall", "--rw=randread", "--bs=4k", "--iodepth=32"]
+
+
+def run_fio(fleet: Fleet, targets: Sequence[FioTarget], runtime_s: int) -> list[FioRun]:
+    """fio on every target at once; processes are bounded and stopped whatever happens."""
+    bound = 2 * (runtime_s + ramp_s(runtime_s)) + 30
+    procs: list[tuple[FioTarget, RemoteProcess]] = []
+    try:
+        for target in targets:
+            procs.append((target, fleet[target.host].start(fio_argv(target.filenames, runtime_s), bound)))
+        for _, proc in procs:
+            proc.started()
+        runs = []
+        for target, proc in procs:
+            done = proc.wait()
+            try:
+                runs.append(FioRun(target, parse_fio(done.stdout)))
+            except ParseError as exc:
+                runs.append(FioRun(target, None, done.failure(exc)))
+        return runs
+    finally:
+        stop_unfinished([p for _, p in procs])
+
+
+def mounted(fleet: Fleet, hosts: Sequence[str], mount_point: str) -> list[str]:
+    """The hosts on which ``mount_point`` is a mounted filesystem."""
+    out = []
+    for host in hosts:
+        try:
+            if fleet[host].run(f"mountpoint -q {shlex.quote(mount_point)}", timeout=10).rc == 0:
+                out.append(host)
+        except MeasurementError:
+            continue
+    return out
+
+
+def steps(plan: SmokePlan) -> int:
+    """The progress steps the phase counts for ``plan``: fio on one host, then on all at once."""
+    return 2
+
+
+def measure(run: SmokeRun) -> None:
+    """The phase: fio on the clients through the shared filesystem, else on the storage hosts' drives."""
+    plan = run.plan
+    shared = plan.weka_mount or plan.array_mount  # the filesystem the clients read through
+    clients_mounted = mounted(run.fleet, plan.client_hosts, shared) if shared else []
+    storage = [h for h in run.cluster.role("storage") if h.name in plan.storage_hosts and h.drives]
+    cannot = nothing_to_read(plan.array_mount if not plan.weka_mount else None, shared, len(clients_mounted),
+                             plan.fio_path, len(storage))
+    if cannot is not None:
+        run.done += 2
+        run.results.append(cannot)
+        return
+    if clients_mounted:
+        targets = [FioTarget(h, [plan.fio_path or ""]) for h in clients_mounted]
+        side, key, what = "client", "fio_read_gbytes_per_s", f"fio reading {plan.fio_path} on the clients"
+    else:
+        targets = [FioTarget(h.name, [d.path for d in h.drives]) for h in storage]
+        side, key, what = "drive", "fio_drive_read_gbytes_per_s", "drive-side: fio on the storage hosts' drives"
+    client_ref = run.cluster.inventory.acceptance.client_storage_gbytes_per_s
+    run.results += measure_storage(plan, run.fleet, targets, FioSide(side, key, what, client_ref),
+                                   run.options.remeasure, run.tick, run.announce)
+
+
+# The phase's pure verdicts: plain data in (racfg.smoke.measured, the plan), results out.
+VERDICTS = (nothing_to_read, fio_results)

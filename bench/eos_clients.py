@@ -30,9 +30,10 @@ sys.path.insert(0, str(REPO))
 
 from racfg.inventory import load_cluster  # noqa: E402
 from racfg.render import render_files  # noqa: E402
-from racfg.render.ansible_inventory import intended_for, switch_ports  # noqa: E402
+from racfg.render.ansible_inventory import switch_ports  # noqa: E402
 from racfg.ssh.known_hosts import KnownHosts, host_label  # noqa: E402
 from racfg.switches import SwitchTarget, apply_switch  # noqa: E402
+from racfg.switches.intent import intended_for  # noqa: E402
 from racfg_lab.switches import ensure_host_key  # noqa: E402
 from tests.switches.eos_clients import EosSwitch, run_ansible, run_anta  # noqa: E402
 

@@ -77,8 +77,8 @@ def read_then_apply(cluster: Cluster, selection: Selection, make: MakePlaybook, 
 
 def plan_switches(cluster: Cluster, switches: SwitchesRead) -> dict[str, ApplyResult]:
     """Each switch read's plan (what the switch play would change), made here without a login."""
-    from racfg.render.ansible_inventory import intended_for
     from racfg.switches import plan_from_facts
+    from racfg.switches.intent import intended_for
 
     return {name: plan_from_facts(name, cluster.switches[name].platform, intended_for(cluster, name), facts)
             for name, facts in switches.facts.items()}

@@ -7,8 +7,8 @@ site-wide: each change of a session or route names the change it follows (``ride
 ``via 198.18.254.0 (spine1) lost``) and carries the repair of that cause, not a second guess.
 
 Pure: switch fact documents in (SwitchFacts.to_dict, as the baseline keeps them: ``interfaces``,
-``bgp`` BgpFacts, ``routes`` RouteFacts), Changes out; the ISL plan comes from the rendered routing
-intent (racfg.inventory.topology.Topology.switch_routing) through ``fabric_view``.
+``bgp`` BgpFacts, ``routes`` RouteFacts), Changes out; the ISL plan comes from the intended site
+(racfg.intent) through ``fabric_view``.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from racfg.drift.environment import Change
+from racfg.intent import site_intent
 
 if TYPE_CHECKING:
     from racfg.inventory import Cluster
@@ -57,15 +58,12 @@ class FabricView:
 
 
 def fabric_view(cluster: Cluster, deploy: str) -> FabricView | None:
-    """The ISL ends of a routed site from its routing intent; None where the site does not route."""
-    topology = cluster.topology
-    if not topology.routed:
+    """The ISL ends of a routed site from the intended site (racfg.intent); None where it does not route."""
+    site = site_intent(cluster)
+    if not site.routed:
         return None
-    ends = {}
-    for name in topology.roles:
-        routing = topology.switch_routing(name) or {}
-        ends[name] = tuple(IslEnd(str(i["port"]), str(i["peer"]), str(i["peer_port"]), i.get("peer_address"))
-                           for i in routing.get("isls") or ())
+    ends = {name: tuple(IslEnd(i.port, i.peer, i.peer_port, i.peer_address) for i in sw.routing.isls)
+            for name, sw in site.switches.items() if sw.routing is not None}
     return FabricView(ends, deploy)
 
 

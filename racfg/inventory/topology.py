@@ -1,7 +1,8 @@
 """The switch graph of a site: the inter-switch links, the leaves' host subnets and the ASN plan.
 
-Plain data, resolved once at load time (racfg.inventory.leafspine) and read by the rules, the budget,
-render and, through the rendered variables, the switch drivers and the lab. A ``single`` site has
+Plain data, resolved once at load time (racfg.inventory.leafspine) and read by the rules, the budget
+and the lab; it is the graph part of the intended site (racfg.intent), which adds what each switch
+routes and each host's routes on it, and which render, the switch layer, validate and drift read. A ``single`` site has
 no links and no routing; its graph is just the switches.
 
 Conventions racfg applies where the inventory is silent (docs/inventory.md, "Leaf-spine sites"):
@@ -74,42 +75,6 @@ class Topology:
                 if address.ip in subnet.network:
                     return leaf, subnet
         return None
-
-    def switch_routing(self, name: str) -> dict[str, Any] | None:
-        """The routing intent of one switch, as plain data (rendered as ``racfg_switch_routing``): what a
-        driver turns into routed ISLs, the host subnets' VLAN interfaces and BGP, and what the lab
-        configures its routing daemon from. None where the switch does not route (single, InfiniBand)."""
-        if not self.routed or name not in self.roles:
-            return None
-        role = self.roles[name]
-        isls = [self._isl_end(isl, role) for isl in self.links_of(name)]
-        per_peer = [sum(1 for i in isls if i["peer"] == p) for p in {i["peer"] for i in isls}]
-        spines = self.of_role("spine")
-        return {
-            "role": role,
-            "asn": self.asns[name],
-            "router_id": self.router_ids[name],
-            "spine_asn": self.asns[spines[0]] if spines else None,
-            "isls": isls,
-            "subnets": [{"subnet": str(s.network), "gateway": str(s.gateway), "ports": list(s.ports)}
-                        for s in self.subnets.get(name, [])],
-            "neighbors": [{"address": i["peer_address"], "asn": i["peer_asn"], "peer": i["peer"],
-                           "port": i["port"]} for i in isls],
-            # ECMP: a leaf spreads over every uplink, a spine over its links to one leaf
-            "maximum_paths": max(len(isls) if role == "leaf" else max(per_peer, default=1), 1),
-        }
-
-    def _isl_end(self, isl: Isl, role: str) -> dict[str, Any]:
-        """One ISL seen from its ``role`` end: local port and address, the peer's name, port, address, ASN."""
-        if role == "leaf":
-            port, address, peer, peer_port, peer_address = (isl.leaf_port, isl.leaf_address, isl.spine,
-                                                            isl.spine_port, isl.spine_address)
-        else:
-            port, address, peer, peer_port, peer_address = (isl.spine_port, isl.spine_address, isl.leaf,
-                                                            isl.leaf_port, isl.leaf_address)
-        return {"port": port, "address": str(address), "peer": peer, "peer_port": peer_port,
-                "peer_address": str(peer_address.ip) if peer_address else None, "peer_asn": self.asns[peer],
-                "mtu": isl.mtu, "speed_gbps": isl.speed_gbps}
 
     def islands(self, switches: list[str]) -> list[list[str]]:
         """The switch graph's connected parts, each a list of switch names in the given order."""

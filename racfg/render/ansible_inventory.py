@@ -9,11 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from racfg.errors import UsageError
+from racfg.intent import site_intent
 from racfg.inventory.cluster import HOST_READ_PREFIXES, Cluster, ClusterHost, ClusterSwitch
 from racfg.render.routing import host_routing, switch_routing
 from racfg.render.unsafe import Template
-from racfg.switches.intent import IntendedSwitch, intended_from_vars
 
 
 def fabric_vars(cluster: Cluster) -> dict[str, Any]:
@@ -137,25 +136,8 @@ def host_vars(cluster: Cluster, host: ClusterHost) -> dict[str, Any]:
 
 def switch_ports(cluster: Cluster, switch: ClusterSwitch) -> list[dict[str, Any]]:
     """The cabled ports of one switch, in port order, as the switch role configures them."""
-    rows = []
-    for host in cluster.hosts:
-        for nic in host.nics:
-            if nic.switch == switch.name and nic.port is not None:
-                rows.append(
-                    {
-                        "port": nic.port,
-                        "description": f"{host.name}:{nic.name}",
-                        "mtu": cluster.fabric.effective_switch_mtu,
-                        "speed_gbps": nic.speed_gbps,
-                        "host": host.name,
-                        "nic": nic.name,
-                        "_order": (nic.port_index or 0, nic.lane or 0),
-                    }
-                )
-    rows.sort(key=lambda r: r["_order"])
-    for row in rows:
-        del row["_order"]
-    return rows
+    return [{"port": p.port, "description": p.description, "mtu": p.mtu, "speed_gbps": p.speed_gbps,
+             "host": p.host, "nic": p.nic} for p in site_intent(cluster).switches[switch.name].ports]
 
 
 def switch_vars(cluster: Cluster, switch: ClusterSwitch) -> dict[str, Any]:
@@ -205,15 +187,3 @@ def inventory_tree(cluster: Cluster) -> dict[str, Any]:
             }
         }
     }
-
-
-def intended_for(cluster: Cluster, switch_name: str) -> IntendedSwitch:
-    """Intended state of one switch straight from a loaded Cluster (validate, drift, the ANTA catalog):
-    the same variables a deploy renders, read by the switch layer as the switch role reads them."""
-    if switch_name not in cluster.switches:
-        raise UsageError(f"no switch named {switch_name!r} in {cluster.display}")
-    switch = cluster.switches[switch_name]
-    fabric = {"pfc": cluster.fabric.pfc, "roce": cluster.fabric.roce, "switch_mtu": cluster.fabric.effective_switch_mtu}
-    rendered = switch_vars(cluster, switch)
-    return intended_from_vars(rendered["racfg_switch"], rendered["racfg_switch_ports"], fabric,
-                              rendered.get("racfg_switch_routing"))

@@ -25,7 +25,8 @@ from typing import Any
 import yaml
 
 from racfg.inventory.cluster import Cluster, ClusterSwitch
-from racfg.render.ansible_inventory import intended_for, switch_ports
+from racfg.render.ansible_inventory import switch_ports
+from racfg.switches.intent import intended_for
 from racfg.switches.ports import port_sort_key
 
 CATALOG_FILE = "anta-catalog.yml"

@@ -3,6 +3,7 @@
 Public API::
 
     get_driver(platform) -> SwitchDriver           # parsers, show commands, render, plan
+    intended_for(cluster, name) -> IntendedSwitch  # a view of the intended site (racfg.intent)
     intended_from_vars(racfg_switch, racfg_switch_ports, racfg_fabric, racfg_switch_routing) -> IntendedSwitch
     resolve_password(credentials, site=, name=, overrides=) -> str
     switch_passwords({name: credentials}, site=, overrides=) -> {name: password}
@@ -25,7 +26,7 @@ _EXPORTS = {
     "SwitchDriver": "drivers", "get_driver": "drivers", "SwitchAuthError": "errors", "SwitchConfigError": "errors",
     "SwitchCredentialsError": "errors", "SwitchUnreachable": "errors", "LldpNeighbor": "facts", "PfcFacts": "facts",
     "PortFacts": "facts", "SwitchFacts": "facts", "IntendedPort": "intent", "IntendedSwitch": "intent",
-    "intended_from_vars": "intent", "SwitchSession": "session", "SwitchTarget": "session",
+    "intended_for": "intent", "intended_from_vars": "intent", "SwitchSession": "session", "SwitchTarget": "session",
 }
 
 if TYPE_CHECKING:

@@ -1,14 +1,20 @@
-"""Intended switch state, derived from the inventory (a Cluster) or from the rendered Ansible
-vars (what the racfg_switch module receives). Both paths produce the same IntendedSwitch, so
-``racfg validate``/``drift`` and the playbook agree on what a switch should look like."""
+"""Intended switch state: a view of one switch of the intended site (racfg.intent: ``intended_for``,
+``intended_switch``), or read from the rendered Ansible vars (``intended_from_vars``: what the
+racfg_switch module receives, render's view of the same site). Both paths produce the same
+IntendedSwitch (a test holds that for every example), so ``racfg validate``/``drift``/``deploy``'s
+checks and the playbook agree on what a switch should look like."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from racfg.catalog import SWITCH_MODELS, SwitchModel, port_by_index
 from racfg.errors import UsageError
+
+if TYPE_CHECKING:
+    from racfg.intent import SiteIntent
+    from racfg.inventory.cluster import Cluster
 
 
 @dataclass(frozen=True)
@@ -99,31 +105,38 @@ class IntendedSwitch:
 
 def routing_from_vars(routing: dict[str, Any], ports: dict[str, IntendedPort]) -> IntendedRouting:
     """``racfg_switch_routing`` as the drivers need it (host VLANs numbered from HOST_VLAN_BASE)."""
-    vlans = tuple(
-        HostVlan(vlan=HOST_VLAN_BASE + i, gateway=str(s["gateway"]), subnet=str(s["subnet"]),
-                 ports=tuple(str(p) for p in s.get("ports") or ()),
-                 mtu=max((ports[p].mtu for p in s.get("ports") or () if p in ports), default=9000))
-        for i, s in enumerate(routing.get("subnets") or ())
-    )
     return IntendedRouting(
         asn=int(routing["asn"]), router_id=str(routing["router_id"]),
         routed_ports=tuple(RoutedPort(str(i["port"]), str(i["address"])) for i in routing.get("isls") or ()),
-        vlans=vlans,
+        vlans=host_vlans([(s["gateway"], s["subnet"], s.get("ports") or ()) for s in routing.get("subnets") or ()],
+                         ports),
         neighbors=tuple((str(n["address"]), int(n["asn"])) for n in routing.get("neighbors") or ()),
         maximum_paths=int(routing.get("maximum_paths") or 1),
     )
 
 
-def isl_ports(routing: dict[str, Any]) -> dict[str, IntendedPort]:
-    """The ISL ports as managed ports (so that ``shutdown_unused`` never shuts them): described by the
+def host_vlans(subnets: list[tuple[Any, Any, Any]], ports: dict[str, IntendedPort]) -> tuple[HostVlan, ...]:
+    """A leaf's host subnets (gateway, subnet, ports) as VLANs numbered from HOST_VLAN_BASE, each at the
+    largest MTU of its ports."""
+    return tuple(
+        HostVlan(vlan=HOST_VLAN_BASE + i, gateway=str(gateway), subnet=str(subnet),
+                 ports=tuple(str(p) for p in members),
+                 mtu=max((ports[p].mtu for p in members if p in ports), default=9000))
+        for i, (gateway, subnet, members) in enumerate(subnets)
+    )
+
+
+def isl_port(port: str, peer: str, peer_port: str, mtu: int, speed_gbps: float | None) -> IntendedPort:
+    """An ISL port as a managed port (so that ``shutdown_unused`` never shuts it): described by the
     peer switch and port, at the ISL's MTU and speed."""
-    return {
-        str(i["port"]): IntendedPort(
-            port=str(i["port"]), description=f"{i['peer']}:{i['peer_port']}", mtu=int(i["mtu"]),
-            speed_gbps=float(i["speed_gbps"]) if i.get("speed_gbps") else None,
-        )
-        for i in routing.get("isls") or ()
-    }
+    return IntendedPort(port=str(port), description=f"{peer}:{peer_port}", mtu=int(mtu),
+                        speed_gbps=float(speed_gbps) if speed_gbps else None)
+
+
+def isl_ports(routing: dict[str, Any]) -> dict[str, IntendedPort]:
+    """The ISL ports of ``racfg_switch_routing`` as managed ports (isl_port)."""
+    return {str(i["port"]): isl_port(i["port"], i["peer"], i["peer_port"], i["mtu"], i.get("speed_gbps"))
+            for i in routing.get("isls") or ()}
 
 
 def intended_from_vars(
@@ -165,3 +178,38 @@ def intended_from_vars(
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise UsageError(f"switch vars are incomplete or invalid: {exc}") from exc
+
+
+def intended_for(cluster: Cluster, switch_name: str) -> IntendedSwitch:
+    """Intended state of one switch of a loaded Cluster (validate, drift, deploy's checks, the ANTA
+    catalog), from its intended site."""
+    from racfg.intent import site_intent  # here: the racfg_switch module, which reads only vars, never loads it
+
+    if switch_name not in cluster.switches:
+        raise UsageError(f"no switch named {switch_name!r} in {cluster.display}")
+    return intended_switch(site_intent(cluster), switch_name)
+
+
+def intended_switch(site: SiteIntent, name: str) -> IntendedSwitch:
+    """One switch of the intended site as the switch layer enforces it: its cabled ports (at the switch
+    MTU, described host:nic), its ISL ports, the fabric's PFC/RoCE and, where it routes, its routing."""
+    switch = site.switches[name]
+    ports = {p.port: IntendedPort(port=p.port, description=p.description, mtu=int(p.mtu or site.switch_mtu or 9000),
+                                  speed_gbps=float(p.speed_gbps) if p.speed_gbps else None)
+             for p in switch.ports}
+    routing = switch.routing
+    if routing is not None:
+        ports.update({i.port: isl_port(i.port, i.peer, i.peer_port, i.mtu, i.speed_gbps) for i in routing.isls})
+    known = SWITCH_MODELS.get(switch.model.name)
+    return IntendedSwitch(
+        name=switch.name, platform=switch.platform, model=switch.model.name,
+        ports_count=int(switch.model.ports or (known.ports if known else len(ports))),
+        ports_per_slot=int(switch.model.ports_per_slot or 0), ports=ports,
+        shutdown_unused=bool(switch.shutdown_unused), pfc=site.pfc, roce=site.roce, os_version=switch.os_version,
+        routing=None if routing is None else IntendedRouting(
+            asn=routing.asn, router_id=routing.router_id,
+            routed_ports=tuple(RoutedPort(i.port, i.address) for i in routing.isls),
+            vlans=host_vlans([(s.gateway, s.network, s.ports) for s in routing.subnets], ports),
+            neighbors=tuple((str(i.peer_address), i.peer_asn) for i in routing.isls),
+            maximum_paths=int(routing.maximum_paths or 1)),
+    )

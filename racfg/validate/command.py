@@ -20,6 +20,7 @@ import pytest
 
 from racfg.connection import NO_OVERRIDES, ConnectionOverrides
 from racfg.errors import UsageError
+from racfg.intent import site_intent
 from racfg.inventory import Cluster
 from racfg.paths import validators_dir
 from racfg.render import write_rendered
@@ -128,7 +129,7 @@ def run_validate(cluster: Cluster, options: ValidateOptions, overrides: Connecti
             on_result(result)
     results += fabric
     checked = time.monotonic()
-    problems, results = diagnose(results, plan_cables(ctx.site.switches), plan_isls(ctx.site.switches))
+    problems, results = diagnose(results, plan_cables(ctx.site.switches), plan_isls(site_intent(cluster)))
     report = Report("validate", cluster.name, results, elapsed=time.monotonic() - start,
                     meta=_meta(cluster, record, overrides, options), problems=problems)
     report.meta["diagnosis_seconds"] = round(time.monotonic() - checked, 4)

@@ -14,11 +14,14 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from racfg.results.model import Result, Status
 from racfg.results.problems import Problem
 from racfg.results.wording import headline
+
+if TYPE_CHECKING:
+    from racfg.intent import SiteIntent
 
 _SWAPPED = re.compile(r"^uplinks swapped at (\S+) (\S+) and (\S+):")
 
@@ -51,15 +54,15 @@ class IslPlan:
         return f"{self.leaf} {self.leaf_port} <-> {self.spine} {self.spine_port}"
 
 
-def plan_isls(switches: dict[str, dict[str, Any]]) -> list[IslPlan]:
-    """The ISLs from the rendered leaves' ``racfg_switch_routing`` (none on a site that does not route)."""
+def plan_isls(site: SiteIntent) -> list[IslPlan]:
+    """The ISLs of the intended site's leaves (racfg.intent; none on a site that does not route)."""
     plans = []
-    for name, sv in sorted(switches.items()):
-        routing = sv.get("racfg_switch_routing") or {}
-        if routing.get("role") != "leaf":
+    for name, switch in sorted(site.switches.items()):
+        routing = switch.routing
+        if routing is None or routing.role != "leaf":
             continue
-        plans += [IslPlan(name, str(i["port"]), str(i["peer"]), str(i["peer_port"]), str(i["address"]).split("/")[0],
-                          str(i["peer_address"])) for i in routing.get("isls", [])]
+        plans += [IslPlan(name, i.port, i.peer, i.peer_port, i.address.split("/")[0], str(i.peer_address))
+                  for i in routing.isls]
     return plans
 
 

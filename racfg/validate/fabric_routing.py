@@ -5,8 +5,8 @@ the spines and uplinks, from counters: racfg.validate.fabric_ecmp).
 
 Pure: facts in (racfg.switches.facts, as every platform's parsers produce them), Results out, so
 validate, drift and smoke call the same judgements and units test them on tables. The intent is the
-small dataclasses below rather than the inventory model, so a render step (``intent_from_routing``
-reads the ``racfg_switch_routing`` variables render writes) or a test can produce it.
+small dataclasses below, a view of the intended site (racfg.intent, through ``fabric_intent``), so a
+test can write one as a table.
 
 Check ids follow validate's ``<switch>/switches/<check>[<param>]`` (``leaf1/switches/isl_mtu[1/31]``,
 ``leaf1/switches/bgp_session[172.16.0.0]``); the ECMP share is ``fabric/switches/ecmp_share[<spine>]``.
@@ -17,8 +17,9 @@ from __future__ import annotations
 import ipaddress
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from racfg.intent import SiteIntent, site_intent
 from racfg.results.model import Result, Status, expected_actual
 from racfg.switches.facts import BgpFacts, Route, RouteFacts, SwitchFacts
 from racfg.switches.ports import canonical_port
@@ -308,38 +309,30 @@ def check_oversubscription(intent: FabricIntent, facts: Mapping[str, SwitchFacts
     return results
 
 
-# --- adapters ---------------------------------------------------------------------------------------
-
-def intent_from_routing(routing: Mapping[str, Mapping[str, Any] | None], host_gbps: Mapping[str, float],
-                        max_oversubscription: float = 1.0, deploy: str = "racfg deploy") -> FabricIntent:
-    """The intent from the ``racfg_switch_routing`` variables render writes per switch
-    (racfg.inventory.topology.Topology.switch_routing: role, asn, isls, subnets), and what each
-    leaf's hosts can send (Gb/s). Switches that do not route (None) are left out."""
-    leaves, spine_asn = [], 0
-    for name, data in sorted(routing.items()):
-        if not data:
-            continue
-        if data["role"] == "spine":
-            spine_asn = int(data["asn"])
-            continue
-        uplinks = tuple(Uplink(local_port=str(i["port"]), peer_switch=str(i["peer"]), peer_port=str(i["peer_port"]),
-                               local_ip=str(i["address"]).split("/")[0], peer_ip=str(i["peer_address"]),
-                               peer_asn=int(i["peer_asn"]), mtu=int(i["mtu"]), speed_gbps=float(i["speed_gbps"]))
-                        for i in data["isls"])
-        spine_asn = spine_asn or int(data.get("spine_asn") or 0)
-        leaves.append(LeafIntent(name=name, asn=int(data["asn"]), subnets=tuple(s["subnet"] for s in data["subnets"]),
-                                 uplinks=uplinks, host_gbps=float(host_gbps.get(name, 0.0))))
-    return FabricIntent(tuple(leaves), spine_asn, max_oversubscription, deploy)
-
+# --- the view of the intended site -------------------------------------------------------------------
 
 def intent_from_cluster(cluster: Cluster, deploy: str = "racfg deploy") -> FabricIntent | None:
     """The intent of a loaded site; None where it does not route (a single switch, InfiniBand)."""
-    topo = cluster.topology
-    if not topo.routed:
+    return fabric_intent(site_intent(cluster), deploy)
+
+
+def fabric_intent(site: SiteIntent, deploy: str = "racfg deploy") -> FabricIntent | None:
+    """The routed fabric of the intended site (racfg.intent) as these checks read it: each leaf's ASN,
+    subnets, uplinks and what its hosts can send. None where the site does not route."""
+    if not site.routed:
         return None
-    host_gbps: dict[str, float] = {}
-    for host in cluster.hosts:
-        for nic in host.nics:
-            host_gbps[nic.switch] = host_gbps.get(nic.switch, 0.0) + nic.speed_gbps
-    routing = {name: topo.switch_routing(name) for name in topo.roles}
-    return intent_from_routing(routing, host_gbps, cluster.fabric.max_oversubscription, deploy)
+    leaves, spine_asn = [], 0
+    for name, switch in sorted(site.switches.items()):
+        routing = switch.routing
+        if routing is None:
+            continue
+        if routing.role == "spine":
+            spine_asn = routing.asn
+            continue
+        uplinks = tuple(Uplink(local_port=i.port, peer_switch=i.peer, peer_port=i.peer_port,
+                               local_ip=i.address.split("/")[0], peer_ip=str(i.peer_address), peer_asn=i.peer_asn,
+                               mtu=i.mtu, speed_gbps=float(i.speed_gbps)) for i in routing.isls)
+        spine_asn = spine_asn or int(routing.spine_asn or 0)
+        leaves.append(LeafIntent(name=name, asn=routing.asn, subnets=tuple(str(s.network) for s in routing.subnets),
+                                 uplinks=uplinks, host_gbps=float(site.host_gbps.get(name, 0.0))))
+    return FabricIntent(tuple(leaves), spine_asn, site.max_oversubscription, deploy)

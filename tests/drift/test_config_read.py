@@ -12,9 +12,9 @@ from racfg.deploy.switch_read import SwitchesRead
 from racfg.drift.config import NOT_READ, _read_results, not_read, switch_plans
 from racfg.errors import CannotRunError
 from racfg.inventory import load_cluster
-from racfg.render.ansible_inventory import intended_for
 from racfg.results import Status
 from racfg.switches.facts import PfcFacts, PortFacts, SwitchFacts
+from racfg.switches.intent import intended_for
 
 ROOT = Path(__file__).parents[2]
 VALLAB = ROOT / "tests" / "vallab.yaml"

@@ -25,6 +25,7 @@ from lslab import deployed_leafspine, write_small_leafspine
 from sitelab import DeployedSite, by_status, wait_for
 
 from racfg.inventory import load_cluster
+from racfg.render.routing import host_routing, switch_routing
 from racfg.switches import read_facts
 from racfg.switches.session import SwitchSession
 
@@ -58,7 +59,7 @@ def platform(site: DeployedSite) -> str:
 
 
 def routing(site: DeployedSite, switch: str) -> dict:
-    return load_cluster(site.inventory).topology.switch_routing(switch)
+    return switch_routing(load_cluster(site.inventory), switch)
 
 
 def converged(site: DeployedSite) -> bool:
@@ -287,7 +288,6 @@ def test_a_hosts_route_to_the_other_leaf_deleted_is_read_named_and_repaired_by_i
     leaf-spine example's dgx14). validate names it as one problem on the host, the printed fix (the
     fabric role on that host, which before issue 52 said "no changes") puts it back, validate is clean
     and a deploy changes nothing."""
-    from racfg.render.routing import host_routing
 
     cluster = load_cluster(site.inventory)
     host = next(h for h in cluster.hosts if h.role == "dgx")

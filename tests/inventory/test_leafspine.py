@@ -16,6 +16,7 @@ import yaml
 from racfg.inventory import InventoryError, load_cluster
 from racfg.policy import bandwidth_budget, evaluate
 from racfg.render import load_rendered, render_files
+from racfg.render.routing import switch_routing
 from racfg.summary import bill_of_materials
 from tests.inventory.conftest import ansible_plain
 
@@ -69,18 +70,18 @@ def test_valid_site_and_its_routing_plan(tmp_path):
     assert [(i.leaf, i.leaf_port, i.spine, i.spine_port) for i in topo.isls] == [
         ("leaf1", "1/31", "spine1", "1/1"), ("leaf1", "1/32", "spine2", "1/1"),
         ("leaf2", "1/31", "spine1", "1/2"), ("leaf2", "1/32", "spine2", "1/2")]
-    leaf1 = topo.switch_routing("leaf1")
+    leaf1 = switch_routing(cluster, "leaf1")
     assert leaf1["asn"] == 65101 and leaf1["spine_asn"] == 65100 and leaf1["maximum_paths"] == 2
     assert leaf1["subnets"] == [{"subnet": "198.19.1.0/24", "gateway": "198.19.1.1/24", "ports": ["1/1", "1/2"]}]
     assert leaf1["isls"][0] == {"port": "1/31", "address": "198.18.255.1/31", "peer": "spine1", "peer_port": "1/1",
                                 "peer_address": "198.18.255.0", "peer_asn": 65100, "mtu": 9216, "speed_gbps": 100.0}
-    spine2 = topo.switch_routing("spine2")
+    spine2 = switch_routing(cluster, "spine2")
     assert spine2["asn"] == 65100 and spine2["subnets"] == [] and spine2["maximum_paths"] == 1
     assert [(n["address"], n["asn"]) for n in spine2["neighbors"]] == [("198.18.255.3", 65101),
                                                                         ("198.18.255.7", 65102)]
     files = render_files(cluster)
     switch_vars = load_rendered(files["host_vars/leaf2.yml"])
-    assert switch_vars["racfg_switch_routing"] == topo.switch_routing("leaf2")
+    assert switch_vars["racfg_switch_routing"] == switch_routing(cluster, "leaf2")
     host = load_rendered(files["host_vars/st02.yml"])["racfg_routing"]
     assert host == {"gateway": "198.19.2.1", "source_routing": False, "routes": [
         {"nic": "data0", "leaf": "leaf2", "to": ["198.19.0.0/16"], "via": "198.19.2.1", "source": "198.19.2.22",
@@ -278,7 +279,7 @@ def test_infiniband_two_tier_is_a_cabling_plan(tmp_path):
         sw.update(platform="mlnxos-ib", model="SB7800")
     cluster = load_cluster(write(tmp_path, data))
     assert [f for f in evaluate(cluster) if f.severity == "error"] == []
-    assert cluster.topology.switch_routing("leaf1") is None and cluster.topology.asns == {}
+    assert switch_routing(cluster, "leaf1") is None and cluster.topology.asns == {}
     doc = render_files(cluster)["fabric.md"]
     assert "## Fat tree cabling plan" in doc and "| leaf1 | 1/31 | - | spine1 | 1/1 | - | 100G | 4096 |" in doc
     assert "## ASN plan" not in doc

@@ -28,8 +28,8 @@ import pytest
 from scrapli.driver.core import EOSDriver
 
 import racfg_lab
-from racfg.render.ansible_inventory import intended_for
 from racfg.switches import SwitchTarget, apply_switch, read_facts
+from racfg.switches.intent import intended_for
 from racfg_lab import api
 from tests.switches.eos_clients import EosSwitch, run_ansible, run_anta
 

@@ -262,12 +262,13 @@ def test_examples_switches_route_from_their_inventory(example: str, leaf: str, s
     """What validate and drift use (intended_for) carries the routing intent the deploy renders: every
     ISL of the example is a managed, up port named by its peer, and the leaf advertises its subnet."""
     from racfg.inventory import load_cluster
-    from racfg.render.ansible_inventory import intended_for
+    from racfg.render.routing import switch_routing
+    from racfg.switches.intent import intended_for
 
     cluster = load_cluster(Path(__file__).parents[2] / "inventory" / example)
     for name in (leaf, spine):
         want = intended_for(cluster, name)
-        routing = cluster.topology.switch_routing(name)
+        routing = switch_routing(cluster, name)
         assert want.routing is not None and want.routing.routed_ports
         for isl in want.routing.routed_ports:
             port = want.ports[isl.port]

@@ -26,9 +26,9 @@ import pytest
 
 import racfg_lab
 from racfg.errors import ExitCode
-from racfg.render.ansible_inventory import intended_for
 from racfg.switches import SwitchTarget, apply_switch, get_driver
 from racfg.switches.errors import SwitchSessionLost
+from racfg.switches.intent import intended_for
 
 pytestmark = pytest.mark.lab
 

@@ -26,7 +26,6 @@ import pytest
 from netmiko import ConnectHandler
 
 import racfg_lab
-from racfg.render.ansible_inventory import intended_for
 from racfg.switches import (
     ApplyResult,
     IntendedPort,
@@ -38,6 +37,7 @@ from racfg.switches import (
     apply_switch,
     get_driver,
 )
+from racfg.switches.intent import intended_for
 
 pytestmark = pytest.mark.lab
 

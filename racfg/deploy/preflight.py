@@ -100,9 +100,7 @@ def check_switch_host_keys(cluster: Cluster, switch_names: list[str],
     """
     if not switch_names:
         return
-    import paramiko
-
-    from racfg.ssh.hostkeys import HostKeyError, Peer, checked_key
+    from racfg.ssh.hostkeys import HostKeyError, Peer, SshProtocolError, checked_key
     from racfg.ssh.known_hosts import KnownHosts
 
     known = KnownHosts(cluster.known_hosts_file, overrides.known_hosts)
@@ -113,7 +111,7 @@ def check_switch_host_keys(cluster: Cluster, switch_names: list[str],
             checked_key(Peer("switch", name, spec.mgmt, spec.ssh_port), known, timeout=10.0)
         except HostKeyError as exc:
             return exc
-        except (OSError, paramiko.SSHException):
+        except (OSError, SshProtocolError):
             return None  # unreachable, or no SSH there: the switch play says so
         return None
 

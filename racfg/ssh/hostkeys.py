@@ -29,6 +29,11 @@ import paramiko
 from racfg.errors import CannotRunError, UsageError
 from racfg.ssh.known_hosts import FINGERPRINT, KnownHosts, Verdict, host_label, key_line, offering
 
+# The SSH protocol's own failures (a refused key exchange, a channel that could not open), which
+# read_key and checked_key raise beside OSError and netmiko's switch sessions raise too: named here
+# so that paramiko is imported in racfg.ssh alone.
+SshProtocolError = paramiko.SSHException
+
 
 @dataclass(frozen=True)
 class Peer:

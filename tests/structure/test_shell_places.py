@@ -31,6 +31,9 @@ REPO = Path(__file__).resolve().parents[2]
 PLACES: dict[tuple[str, str, str], tuple[str, dict[str, str]]] = {
     ("racfg/ssh/hosts.py", "HostSession._channel", "command"): (
         "every command run on a host over SSH (what run and start are given, rows below)", {}),
+    ("racfg/ssh/channels.py", "_open", "command"): (
+        "every command the site lock runs on its lock host (what HostSession.execute and stream are given: the "
+        "lock rows below)", {}),
     ("racfg/ssh/hosts.py", "HostSession.run", "command"): (
         "the callers' command (smoke's reads below; validate's probe script)", {}),
     ("racfg/ssh/hosts.py", "HostSession.start", "command"): (
@@ -56,8 +59,7 @@ PLACES: dict[tuple[str, str, str], tuple[str, dict[str, str]]] = {
         "acceptance.smoke.nccl command, args and image, the host name, in sh -c", {}),
     ("racfg/lock/site.py", "_run", "_command(script, site, *args)"): (
         "the lock directory, the site's name and the lock script's arguments, shlex.join'd after bash -c", {}),
-    ("racfg/lock/site.py", "_acquire", "_command(ACQUIRE, site, '-s' if shared else '-x', json.dumps(info), "
-                                         "str(LEASE_S))"): (
+    ("racfg/lock/site.py", "_acquire", "command"): (
         "the site's name and the holder's record, shlex.join'd after bash -c", {}),
     # a nested function: the scan meets it inside its parent as well as on its own
     **{("racfg/playbook/module_processes.py", function, "command"): (
@@ -76,7 +78,7 @@ PLACES: dict[tuple[str, str, str], tuple[str, dict[str, str]]] = {
         "mode and save commands, the config session's name racfg-PID-TIME", {}),
 }
 
-SINKS = {"run", "exec_command", "_channel", "send_command", "send_config_set", "write_channel"}
+SINKS = {"run", "execute", "stream", "exec_command", "_channel", "send_command", "send_config_set", "write_channel"}
 NOT_SHELL_RECEIVERS = {"subprocess", "sh", "asyncio"}  # argv lists (checked below) and coroutines
 SAFE_CALLS = {"shlex.quote", "shlex.join", "quote", "int", "len", "str.join"}
 

@@ -2,7 +2,7 @@
 a command read to its end under a socket timeout (``read_to_end``), and a command racfg keeps talking
 with while it runs (``Stream``: the site lock's holding shell, its heartbeat in, its answers out).
 
-Why here: racfg.lock.site needs a channel it writes to and watches for the whole run, not a tool
+Why here: racfg.lock.site_lock needs a channel it writes to and watches for the whole run, not a tool
 it waits for; giving it paramiko's channel would spread paramiko beyond racfg.ssh. Every paramiko
 or socket failure is raised as ``ChannelError`` (its text: the failure's own, else its type), so
 no paramiko object or exception leaves this package.

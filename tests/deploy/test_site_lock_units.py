@@ -21,7 +21,7 @@ from racfg.connection import NO_OVERRIDES
 from racfg.errors import ExitCode
 from racfg.lock.local import Stop
 from racfg.lock.scripts import ACQUIRE, BREAK, BUSY, SHELL_NAME, SHOW, UNSAFE
-from racfg.lock.site import STALE_S, Holder, holder_info, parse_holders, refusal
+from racfg.lock.site_lock import STALE_S, Holder, holder_info, parse_holders, refusal
 
 INFO = {"command": "deploy", "mode": "exclusive", "controller": "ctl-b", "user": "ops", "pid": 4242,
         "started": "2026-11-25 16:40:01 UTC", "state_dir": "/home/ops/racfg/.racfg"}
@@ -378,7 +378,7 @@ class _Channel:
 def test_the_watch_tells_why_the_lock_is_gone():
     """The holding shell's own words when it let go; a kill; and a lock host that stopped answering
     heartbeats, counted lost before the lock host's lease could have ended it."""
-    from racfg.lock.site import ANSWER_S, LEASE_S, _Watch
+    from racfg.lock.site_lock import ANSWER_S, LEASE_S, _Watch
     from racfg.ssh.channels import Stream
 
     assert ANSWER_S < LEASE_S
@@ -402,7 +402,7 @@ def test_a_run_that_held_the_lock_ends_with_the_losses_error_whatever_it_was_doi
     import threading
     from contextlib import contextmanager
 
-    import racfg.lock.site
+    import racfg.lock.site_lock
     from racfg.inventory import load_cluster
     from racfg.lock.local import LockLostError, site_change_lock
 
@@ -413,7 +413,7 @@ def test_a_run_that_held_the_lock_ends_with_the_losses_error_whatever_it_was_doi
         losses.append(on_lost)
         yield "dgx01"
 
-    monkeypatch.setattr(racfg.lock.site, "held_on_site", held)
+    monkeypatch.setattr(racfg.lock.site_lock, "held_on_site", held)
     monkeypatch.setenv("RACFG_STATE_DIR", str(tmp_path))
     cluster = load_cluster(Path(__file__).resolve().parents[2] / "inventory" / "lab.yaml")
     smoke = site_change_lock(cluster, NO_OVERRIDES, holder="smoke")

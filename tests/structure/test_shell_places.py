@@ -57,9 +57,9 @@ PLACES: dict[tuple[str, str, str], tuple[str, dict[str, str]]] = {
         "acceptance.smoke.nccl command, args and image, the host names, in sh -c", {}),
     ("racfg/smoke/nccl.py", "_per_node", "command_line(spec, [h.name], counts[h.name])"): (
         "acceptance.smoke.nccl command, args and image, the host name, in sh -c", {}),
-    ("racfg/lock/site.py", "_run", "_command(script, site, *args)"): (
+    ("racfg/lock/site_lock.py", "_run", "_command(script, site, *args)"): (
         "the lock directory, the site's name and the lock script's arguments, shlex.join'd after bash -c", {}),
-    ("racfg/lock/site.py", "_acquire", "command"): (
+    ("racfg/lock/site_lock.py", "_acquire", "command"): (
         "the site's name and the holder's record, shlex.join'd after bash -c", {}),
     # a nested function: the scan meets it inside its parent as well as on its own
     **{("racfg/playbook/module_processes.py", function, "command"): (

@@ -46,7 +46,7 @@ from racfg.inventory import Cluster
 from racfg.inventory.cluster import ClusterHost
 from racfg.lock.scripts import ACQUIRE, BREAK, BUSY, SHELL_NAME, SHOW, UNSAFE
 from racfg.ssh.channels import ChannelError, Stream
-from racfg.ssh.hosts import HostSession, HostSshError, SshEndpoint
+from racfg.ssh.host_sessions import HostSession, HostSshError, SshEndpoint
 
 LOCK_DIR = "/run/lock/racfg"  # root's alone (0700): see the module's docstring
 HEARTBEAT_S = 5.0  # the controller touches its holder file this often
@@ -192,7 +192,7 @@ def refusal(site: str, what: str, host: str, holders: list[Holder]) -> CannotRun
 
 
 def _connect(host: ClusterHost, overrides: ConnectionOverrides) -> HostSession:
-    """One connection to the lock host, opened by the SSH layer every host command uses (racfg.ssh.hosts):
+    """One connection to the lock host, opened by the SSH layer every host command uses (racfg.ssh.host_sessions):
     the same host-key checking and keepalives as validate's and smoke's."""
     session = HostSession(SshEndpoint.of(host, overrides))
     try:

@@ -1,4 +1,4 @@
-"""One SSH channel on a host connection, for what racfg.ssh.hosts' bounded processes do not cover:
+"""One SSH channel on a host connection, for what racfg.ssh.host_sessions' bounded processes do not cover:
 a command read to its end under a socket timeout (``read_to_end``), and a command racfg keeps talking
 with while it runs (``Stream``: the site lock's holding shell, its heartbeat in, its answers out).
 

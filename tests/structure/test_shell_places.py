@@ -29,16 +29,16 @@ REPO = Path(__file__).resolve().parents[2]
 # (file, function, the text as written) -> (what reaches the shell there, how it is made safe;
 # each value formatted in without quoting, by its expression: why it need not be quoted)
 PLACES: dict[tuple[str, str, str], tuple[str, dict[str, str]]] = {
-    ("racfg/ssh/hosts.py", "HostSession._channel", "command"): (
+    ("racfg/ssh/host_sessions.py", "HostSession._channel", "command"): (
         "every command run on a host over SSH (what run and start are given, rows below)", {}),
     ("racfg/ssh/channels.py", "_open", "command"): (
         "every command the site lock runs on its lock host (what HostSession.execute and stream are given: the "
         "lock rows below)", {}),
-    ("racfg/ssh/hosts.py", "HostSession.run", "command"): (
+    ("racfg/ssh/host_sessions.py", "HostSession.run", "command"): (
         "the callers' command (smoke's reads below; validate's probe script)", {}),
-    ("racfg/ssh/hosts.py", "HostSession.start", "command"): (
+    ("racfg/ssh/host_sessions.py", "HostSession.start", "command"): (
         "a tool's argv, joined with shlex.join, inside sh -c as one shlex.quote'd word", {}),
-    ("racfg/ssh/hosts.py", "HostSession.kill", "script"): (
+    ("racfg/ssh/host_sessions.py", "HostSession.kill", "script"): (
         "the process groups to stop", {"p": "a process group id: an integer read from the remote shell ($$)",
                                         "KILL_GRACE": "a constant number"}),
     ("racfg/smoke/command.py", "_nic_rates", "f'cat {speed} 2>/dev/null'"): (

@@ -30,7 +30,7 @@ def importers(library: str) -> set[str]:
 def test_paramiko_is_imported_in_the_ssh_layer_alone():
     outside = sorted(p for p in importers("paramiko") if not p.startswith("racfg/ssh/"))
     assert outside == [], "racfg's own SSH goes through racfg.ssh (HostSession, its channels, SshProtocolError)"
-    assert "racfg/ssh/hosts.py" in importers("paramiko")  # the scan itself finds an import
+    assert "racfg/ssh/host_sessions.py" in importers("paramiko")  # the scan itself finds an import
 
 
 def test_netmiko_is_imported_by_the_switches_alone():

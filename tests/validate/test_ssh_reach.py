@@ -11,8 +11,8 @@ import paramiko
 import pytest
 
 from racfg.errors import CannotRunError
-from racfg.ssh import hosts as hostssh
-from racfg.ssh.hosts import HostSession, SshEndpoint
+from racfg.ssh import host_sessions as hostssh
+from racfg.ssh.host_sessions import HostSession, SshEndpoint
 from racfg.ssh.reach import reach_fix
 
 

@@ -112,7 +112,7 @@ def ssh_logins(site: DeployedSite, host: str) -> int:
 
 def test_validate_and_smoke_share_one_ssh_layer(site, tmp_path):
     """validate reaches each host over one SSH connection for the whole run (counted by the hosts'
-    sshd), and validate and smoke check host keys the same way (racfg.ssh.hosts): a known_hosts file
+    sshd), and validate and smoke check host keys the same way (racfg.ssh.host_sessions): a known_hosts file
     whose key for a host is another host's is refused by both, naming the host."""
     import dataclasses
 

@@ -10,8 +10,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 from racfg.connection import NO_OVERRIDES, ConnectionOverrides
 from racfg.errors import UsageError
-from racfg.hostfacts.errors import ParseError
 from racfg.hostfacts.ofed import DistributionError, distribution_release, release_from_name, version_matches
+from racfg.hostfacts.parse_error import ParseError
 from racfg.inventory import Cluster
 
 

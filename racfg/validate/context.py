@@ -273,8 +273,8 @@ class ValidateContext:
         return self._cabling
 
     def _read_cabling(self) -> dict[tuple[str, str], CablingVerdict]:
-        from racfg.hostfacts.errors import ParseError
         from racfg.hostfacts.lldp import parse_lldp_neighbors
+        from racfg.hostfacts.parse_error import ParseError
         from racfg.switches.ports import canonical_port
 
         cables, platforms = [], {}

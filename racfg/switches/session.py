@@ -15,9 +15,9 @@ from racfg.ssh.hostkeys import Peer, SshProtocolError, checked_key, pinned, swit
 from racfg.ssh.known_hosts import KnownHosts
 from racfg.ssh.reach import reach_fix
 from racfg.switches.drivers import SwitchDriver, get_driver
-from racfg.switches.errors import SwitchAuthError, SwitchConfigError, SwitchUnreachable
 from racfg.switches.facts import SwitchFacts
 from racfg.switches.parsers.common import ParseError
+from racfg.switches.switch_errors import SwitchAuthError, SwitchConfigError, SwitchUnreachable
 
 logging.getLogger("paramiko").setLevel(logging.CRITICAL)
 

@@ -21,9 +21,9 @@ from racfg.playbook import PlaybookTracker
 from racfg.switches import IntendedPort, IntendedSwitch, SwitchSession, SwitchTarget, apply_switch, get_driver
 from racfg.switches.apply import push_lines, push_session
 from racfg.switches.drivers import Change, SwitchDriver
-from racfg.switches.errors import SwitchSessionLost
 from racfg.switches.progress import PlanProgress, by_hand, still_applied, undo_plan
 from racfg.switches.rollback import rollback
+from racfg.switches.switch_errors import SwitchSessionLost
 from racfg_lab.switchcli import faults
 from tests.switches.conftest import MODELS, PASSWORD, EmulatedSwitch
 

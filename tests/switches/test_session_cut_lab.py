@@ -28,7 +28,7 @@ import racfg_lab
 from racfg.errors import ExitCode
 from racfg.render.ansible_inventory import intended_for
 from racfg.switches import SwitchTarget, apply_switch, get_driver
-from racfg.switches.errors import SwitchSessionLost
+from racfg.switches.switch_errors import SwitchSessionLost
 
 pytestmark = pytest.mark.lab
 

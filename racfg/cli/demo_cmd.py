@@ -27,7 +27,7 @@ from racfg.cli.providers import (
     register_lab_missing,
 )
 from racfg.console import say
-from racfg.deploy.command import DeployOptions, DeployOutcome, run_deploy
+from racfg.deploy.deploy_run import DeployOptions, DeployOutcome, run_deploy
 from racfg.errors import EXIT_CODES_HELP, ExitCode
 from racfg.inventory import load_cluster
 from racfg.paths import private_files, state_dir

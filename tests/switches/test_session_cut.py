@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from netmiko.exceptions import ReadTimeout
 
-from racfg.deploy.command import _exit_code
+from racfg.deploy.deploy_run import _exit_code
 from racfg.errors import ExitCode
 from racfg.playbook import PlaybookTracker
 from racfg.switches import IntendedPort, IntendedSwitch, SwitchSession, SwitchTarget, apply_switch, get_driver

@@ -13,7 +13,7 @@ from racfg.cli.options import FORMAT_OPTION, INVENTORY_ARG, LIMIT_OPTION, OUTPUT
 from racfg.cli.providers import overrides_for
 from racfg.connection import ConnectionOverrides
 from racfg.console import is_tty, print_table, say
-from racfg.drift.command import DriftOptions, accept, list_baselines, run_drift
+from racfg.drift.drift_run import DriftOptions, accept, list_baselines, run_drift
 from racfg.drift.plan import render_plan
 from racfg.errors import CannotRunError, ExitCode, UsageError
 from racfg.inventory import Cluster

@@ -50,7 +50,7 @@ def demo(
     models, Ethernet stand-ins for InfiniBand NICs) is printed before the deploy and kept in its run record.
     """
     from racfg.smoke.command import SmokeOptions, run_smoke  # iperf3 plumbing and pytest: only here
-    from racfg.validate.command import ValidateOptions, run_validate
+    from racfg.validate.validate_run import ValidateOptions, run_validate
 
     cluster = load_cluster(inventory)
     refuse_policy_errors(cluster, force=False)

@@ -159,7 +159,7 @@ def test_gpu_checks_skip_with_the_reason_on_the_lab_and_fail_where_gpus_are_requ
 
     from racfg.paths import private_files
     from racfg.results import Status
-    from racfg.validate.command import ValidateOptions, run_validate
+    from racfg.validate.validate_run import ValidateOptions, run_validate
 
     code, report = site.validate("--category", "gpu")
     gpu = [r for r in report["results"] if "/gpu/" in r["check"]]

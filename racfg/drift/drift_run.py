@@ -27,7 +27,7 @@ from racfg.connection import NO_OVERRIDES, ConnectionOverrides
 from racfg.deploy.switch_read import SwitchesRead, read_switches
 from racfg.drift.config import ANSIBLE_STOPPED, FactsRead, config_layer, deploy_fix
 from racfg.drift.environment import Change, host_changes, switch_changes
-from racfg.drift.fabric import fabric_changes, fabric_view
+from racfg.drift.fabric_environment import fabric_changes, fabric_view
 from racfg.inventory import Cluster
 from racfg.lock.local import site_change_lock
 from racfg.render import write_rendered

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from racfg.drift.environment import switch_changes
-from racfg.drift.fabric import FabricView, IslEnd, fabric_changes
+from racfg.drift.fabric_environment import FabricView, IslEnd, fabric_changes
 from racfg.switches.facts import BgpFacts, BgpPeer, NextHop, Route, RouteFacts
 from racfg.switches.parsers import eos, frr, onyx
 
@@ -192,7 +192,7 @@ def test_onyx_layout_a_session_back_up_and_a_route_new():
 
 
 def test_isl_ports_are_left_to_the_fabric_comparison():
-    """A port that is an ISL is named once, as the ISL (racfg.drift.fabric), not also as a plain port."""
+    """A port that is an ISL is named once, as the ISL (racfg.drift.fabric_environment), not also as a plain port."""
     before = {"version": "8.4.4", "interfaces": {"swp31": port(), "swp1": port()}, "pfc": {}}
     after = {"version": "8.4.4", "interfaces": {"swp31": port(mtu=1500), "swp1": port(mtu=1500)}, "pfc": {}}
     got = [c.sentence() for c in switch_changes("leaf1", before, after, {"swp31"})]

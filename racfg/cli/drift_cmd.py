@@ -14,7 +14,7 @@ from racfg.cli.providers import overrides_for
 from racfg.connection import ConnectionOverrides
 from racfg.console import is_tty, print_table, say
 from racfg.drift.drift_run import DriftOptions, accept, list_baselines, run_drift
-from racfg.drift.plan import render_plan
+from racfg.drift.plan_text import render_plan
 from racfg.errors import CannotRunError, ExitCode, UsageError
 from racfg.inventory import Cluster
 from racfg.results.render import render_report, write_reports

@@ -14,7 +14,7 @@ import pytest
 from racfg.drift.environment import switch_changes
 from racfg.drift.fabric_environment import FabricView, IslEnd, fabric_changes
 from racfg.switches.facts import BgpFacts, BgpPeer, NextHop, Route, RouteFacts
-from racfg.switches.parsers import eos, frr, onyx
+from racfg.switches.parsers import eos_json, frr, onyx
 
 FIXTURES = Path(__file__).parents[1] / "switches" / "fixtures"
 DEPLOY = "racfg deploy site.yaml"
@@ -159,9 +159,9 @@ def test_eos_recording_a_session_down_and_paths_lost():
     """EOS JSON (napalm recordings): a peer Active where it was Established, two of four ECMP paths gone.
     No ISL plan for this switch: the cause is left to validate."""
     recorded = FIXTURES / "eos"
-    down = eos.parse_bgp_summary(json.loads((recorded / "show_ip_bgp_summary_vrf_all_one-peer-Active_napalm.json")
+    down = eos_json.parse_bgp_summary(json.loads((recorded / "show_ip_bgp_summary_vrf_all_one-peer-Active_napalm.json")
                                             .read_text()))
-    table = eos.parse_routes(json.loads((recorded / "show_ip_route_vrf_default_1.0.4.0-24_bgp_detail_"
+    table = eos_json.parse_routes(json.loads((recorded / "show_ip_route_vrf_default_1.0.4.0-24_bgp_detail_"
                                                     "napalm-iss1347.json").read_text()))
     up = dataclasses.replace(down, peers={a: dataclasses.replace(p, state="Established")
                                           for a, p in down.peers.items()})

@@ -16,7 +16,7 @@ from racfg.inventory.cluster import Cluster
 from racfg.smoke.errors import MeasurementError
 from racfg.smoke.remote import Fleet
 from racfg.ssh.known_hosts import KnownHosts
-from racfg.switches.parsers.counters import PortCounters, parse_counters
+from racfg.switches.parsers.port_counters import PortCounters, parse_counters
 
 Snapshot = dict[tuple[str, str], PortCounters]  # (switch, canonical port) -> counters
 

@@ -23,7 +23,7 @@ from racfg.smoke.plan import SmokePlan, build_plan
 from racfg.smoke.probes import StepProbe
 from racfg.smoke.scaling import predicted, spine_tier_bits
 from racfg.smoke.tcp import FlowResult, LoadResult, plan_flows
-from racfg.switches.parsers.counters import PortCounters
+from racfg.switches.parsers.port_counters import PortCounters
 
 SITE = "lsunit"
 RATES = {(f"{SITE}-{h}", "data0"): 1000 for h in ("dgx1", "dgx2", "st1", "st2")}

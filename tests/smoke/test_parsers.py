@@ -10,7 +10,7 @@ from racfg.smoke.errors import ParseError
 from racfg.smoke.fio_output import parse_fio
 from racfg.smoke.iperf3_output import parse_iperf3
 from racfg.smoke.perftest_output import parse_perftest
-from racfg.switches.parsers.counters import PortCounters, eos_counters, onyx_counters
+from racfg.switches.parsers.port_counters import PortCounters, eos_counters, onyx_counters
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

@@ -15,7 +15,7 @@ from racfg.inventory.loader import load_cluster
 from racfg.results import Status
 from racfg.switches.facts import BgpFacts, BgpPeer, LldpNeighbor, PfcFacts, PortFacts, RouteFacts, SwitchFacts
 from racfg.switches.parsers import eos_json, frr, onyx
-from racfg.switches.parsers.counters import PortCounters
+from racfg.switches.parsers.port_counters import PortCounters
 from racfg.validate import fabric_ecmp as ecmp
 from racfg.validate import fabric_routing as fr
 from racfg.validate.fabric_routing import FabricIntent, LeafIntent, Uplink

@@ -14,7 +14,7 @@ from racfg.smoke.metrics import metric
 from racfg.smoke.plan import SmokePlan
 from racfg.smoke.probes import Snapshot, StepProbe
 from racfg.smoke.units import pct, rate_text
-from racfg.switches.parsers.counters import PortCounters
+from racfg.switches.parsers.port_counters import PortCounters
 from racfg.validate.fabric_ecmp import check_ecmp_balance, check_uplink_spread
 
 

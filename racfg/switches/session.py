@@ -16,7 +16,7 @@ from racfg.ssh.known_hosts import KnownHosts
 from racfg.ssh.reach import reach_fix
 from racfg.switches.drivers import SwitchDriver, get_driver
 from racfg.switches.facts import SwitchFacts
-from racfg.switches.parsers.common import ParseError
+from racfg.switches.parsers.vendor_values import ParseError
 from racfg.switches.switch_errors import SwitchAuthError, SwitchConfigError, SwitchUnreachable
 
 logging.getLogger("paramiko").setLevel(logging.CRITICAL)

@@ -12,8 +12,8 @@ import pytest
 
 from racfg.switches.facts import BgpFacts, BgpPeer, NextHop, Route, RouteFacts
 from racfg.switches.parsers import eos_json, frr, onyx
-from racfg.switches.parsers.common import ParseError
 from racfg.switches.parsers.routing import asplain, bgp_state, uptime_seconds
+from racfg.switches.parsers.vendor_values import ParseError
 
 FIX = Path(__file__).parent / "fixtures"
 FRR_DESC = "frr/show_bgp_summary_desc-software-version_3-ibgp-peers_RST-INDENTED_frr-doc.txt"

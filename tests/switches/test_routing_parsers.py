@@ -12,7 +12,7 @@ import pytest
 
 from racfg.switches.facts import BgpFacts, BgpPeer, NextHop, Route, RouteFacts
 from racfg.switches.parsers import eos_json, frr, onyx
-from racfg.switches.parsers.routing import asplain, bgp_state, uptime_seconds
+from racfg.switches.parsers.bgp_summary import asplain, bgp_state, uptime_seconds
 from racfg.switches.parsers.vendor_values import ParseError
 
 FIX = Path(__file__).parent / "fixtures"

@@ -14,7 +14,7 @@ import re
 from typing import Any
 
 from racfg.switches.facts import BgpFacts, LldpNeighbor, NextHop, PfcFacts, PortFacts, Route, RouteFacts
-from racfg.switches.parsers.routing import parse_summary_text
+from racfg.switches.parsers.bgp_summary import parse_summary_text
 from racfg.switches.parsers.vendor_values import (
     ParseError,
     description,

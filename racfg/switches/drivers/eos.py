@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 
-from racfg.switches.drivers.base import Change, SwitchDriver
+from racfg.switches.drivers.switch_driver import Change, SwitchDriver
 from racfg.switches.facts import BgpFacts, PfcFacts
 from racfg.switches.parsers import eos_json
 from racfg.switches.ports import port_sort_key

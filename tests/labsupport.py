@@ -158,7 +158,7 @@ def lab_connection_args(overrides: ConnectionOverrides) -> list[str]:
     as extra vars."""
     import json
 
-    from racfg.deploy.command import provider_extravars
+    from racfg.deploy.deploy_run import provider_extravars
     from racfg.render import connection_options
 
     if not overrides.active:

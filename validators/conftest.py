@@ -190,7 +190,7 @@ def probe(request: pytest.FixtureRequest, ctx: ValidateContext) -> HostProbe:
 
 @pytest.fixture
 def host(request: pytest.FixtureRequest, ctx: ValidateContext) -> Any:
-    """testinfra's ``host`` for the subject's host, on the run's one SSH connection to it (racfg.ssh.hosts)."""
+    """testinfra's ``host`` for the subject's host, on the run's one SSH connection to it (racfg.ssh.host_sessions)."""
     return ctx.host(_subject(request).target)
 
 

@@ -32,11 +32,11 @@ def COMMANDS(hv, gv, sysctl_keys):
 
 
 def _value(probe, attribute: str) -> str | None:
-    from racfg.hostfacts.errors import ParseError
     from racfg.hostfacts.ethtool import parse_driver_info
     from racfg.hostfacts.ip import parse_ip_json
     from racfg.hostfacts.nvidia_smi import parse_query_xml
     from racfg.hostfacts.nvme import parse_lsblk_json
+    from racfg.hostfacts.parse_error import ParseError
 
     try:
         if attribute == "kernel":

@@ -10,7 +10,7 @@ Cheap on purpose: only the *candidates* are validated: the targets the run chang
 current baseline does not hold yet (a first deploy, a host added to the inventory). A run that
 changed nothing keeps the baseline it has and validates nothing (a converged re-run stays as cheap
 as its read pass). validate runs in this process, limited to the candidates, on the inventory the
-deploy rendered (racfg.validate.command.run_validate); its record is kept beside the deploy's.
+deploy rendered (racfg.validate.validate_run.run_validate); its record is kept beside the deploy's.
 
 Clock synchronisation, LLDP neighbours, BGP sessions and the paths over them take seconds to settle
 after a deploy restarts chrony or lldpd, brings a NIC up or configures a switch: a candidate whose
@@ -138,7 +138,10 @@ def validator(cluster: Cluster, overrides: ConnectionOverrides, rendered: Path,
     targets asked for; each run's record path is appended to ``runs``."""
 
     def run(names: list[str], checks: list[str] | None) -> Report:
-        from racfg.validate.command import ValidateOptions, run_validate  # pytest: only when a candidate is checked
+        from racfg.validate.validate_run import (  # pytest: only when a candidate is checked
+            ValidateOptions,
+            run_validate,
+        )
 
         report, record = run_validate(cluster, ValidateOptions(limit=",".join(names), checks=checks or []),
                                       overrides, rendered=rendered)

@@ -27,7 +27,7 @@ from racfg.cli.providers import (
     register_lab_missing,
 )
 from racfg.console import say
-from racfg.deploy.command import DeployOptions, DeployOutcome, run_deploy
+from racfg.deploy.deploy_run import DeployOptions, DeployOutcome, run_deploy
 from racfg.errors import EXIT_CODES_HELP, ExitCode
 from racfg.inventory import load_cluster
 from racfg.paths import private_files, state_dir
@@ -50,7 +50,7 @@ def demo(
     models, Ethernet stand-ins for InfiniBand NICs) is printed before the deploy and kept in its run record.
     """
     from racfg.smoke.smoke_run import SmokeOptions, run_smoke  # iperf3 plumbing and pytest: only here
-    from racfg.validate.command import ValidateOptions, run_validate
+    from racfg.validate.validate_run import ValidateOptions, run_validate
 
     cluster = load_cluster(inventory)
     refuse_policy_errors(cluster, force=False)

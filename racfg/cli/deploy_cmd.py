@@ -15,7 +15,7 @@ from racfg.cli.inventory_cmd import finding_text
 from racfg.cli.options import INVENTORY_ARG
 from racfg.cli.providers import announce_substitutions, overrides_for
 from racfg.console import say
-from racfg.deploy.command import DeployOptions, DeployOutcome, run_deploy
+from racfg.deploy.deploy_run import DeployOptions, DeployOutcome, run_deploy
 from racfg.deploy.view import print_recap
 from racfg.errors import EXIT_CODES_HELP, ExitCode, UsageError
 from racfg.inventory import Cluster

@@ -13,8 +13,8 @@ from racfg.cli.options import FORMAT_OPTION, INVENTORY_ARG, LIMIT_OPTION, OUTPUT
 from racfg.cli.providers import overrides_for
 from racfg.connection import ConnectionOverrides
 from racfg.console import is_tty, print_table, say
-from racfg.drift.command import DriftOptions, accept, list_baselines, run_drift
-from racfg.drift.plan import render_plan
+from racfg.drift.drift_run import DriftOptions, accept, list_baselines, run_drift
+from racfg.drift.plan_text import render_plan
 from racfg.errors import CannotRunError, ExitCode, UsageError
 from racfg.inventory import Cluster
 from racfg.results.render import render_report, write_reports
@@ -99,7 +99,7 @@ def _refuse_what_cannot_be_read(cluster: Cluster, limit: str | None, overrides: 
     OFED source the check-mode deploy plans with). A lab inventory with no lab up lands here: its
     switches' passwords come from the running lab. Drift is read-only, so this is "could not run"
     (exit 3), never a deploy's refusal."""
-    from racfg.deploy.command import DeployOptions, switches_in_scope
+    from racfg.deploy.deploy_run import DeployOptions, switches_in_scope
     from racfg.deploy.preflight import preflight_problems, switch_credential_problems
 
     switches = switches_in_scope(cluster, DeployOptions(limit=limit, check=True))

@@ -1,6 +1,6 @@
 """``racfg lock show|break``: the site lock that deploy, drift and smoke take, seen from any controller.
 
-The lock lives on the site's lock host (racfg.lock.site), so a run from another checkout or
+The lock lives on the site's lock host (racfg.lock.site_lock), so a run from another checkout or
 another machine shows here too. A holder whose racfg died releases the lock by itself (its SSH
 session ends, or its heartbeat stops and the lease runs out); ``break`` is for the holder that
 lingers, and for an operator who must end a live one (``--force``).
@@ -39,7 +39,7 @@ def show(inventory: Path = INVENTORY_ARG) -> None:
     codes: 0 shown (held or free); 2 invalid inventory; 3 the lock host cannot be reached, or its
     lock directory is not root's alone (named).
     """
-    from racfg.lock.site import show as read_lock
+    from racfg.lock.site_lock import show as read_lock
 
     cluster = load_cluster(inventory)
     host, listed = read_lock(cluster, overrides_for(cluster))
@@ -68,8 +68,8 @@ def break_lock(
     hand once you know who put it there. Exit codes: 0 nothing left holding the lock; 2 invalid
     inventory; 3 the lock host cannot be reached, or live holders remain (without --force).
     """
-    from racfg.lock.site import break_holders
-    from racfg.lock.site import show as read_lock
+    from racfg.lock.site_lock import break_holders
+    from racfg.lock.site_lock import show as read_lock
 
     cluster = load_cluster(inventory)
     overrides = overrides_for(cluster)

@@ -45,7 +45,7 @@ def validate(
     stopped, an address moved, an MTU), each with its evidence, the failures it explains and one
     fix. Read-only: nothing is changed on any host or switch.
     """
-    from racfg.validate.command import ValidateOptions, run_validate  # pytest and paramiko: only here
+    from racfg.validate.validate_run import ValidateOptions, run_validate  # pytest and paramiko: only here
 
     cluster = opts.inventory("validate", inventory)
     opts.limit("validate", "--limit", limit, cluster)

@@ -10,8 +10,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 from racfg.connection import NO_OVERRIDES, ConnectionOverrides
 from racfg.errors import UsageError
-from racfg.hostfacts.errors import ParseError
 from racfg.hostfacts.ofed import DistributionError, distribution_release, release_from_name, version_matches
+from racfg.hostfacts.parse_error import ParseError
 from racfg.inventory import Cluster
 
 
@@ -100,9 +100,7 @@ def check_switch_host_keys(cluster: Cluster, switch_names: list[str],
     """
     if not switch_names:
         return
-    import paramiko
-
-    from racfg.ssh.hostkeys import HostKeyError, Peer, checked_key
+    from racfg.ssh.hostkeys import HostKeyError, Peer, SshProtocolError, checked_key
     from racfg.ssh.known_hosts import KnownHosts
 
     known = KnownHosts(cluster.known_hosts_file, overrides.known_hosts)
@@ -113,7 +111,7 @@ def check_switch_host_keys(cluster: Cluster, switch_names: list[str],
             checked_key(Peer("switch", name, spec.mgmt, spec.ssh_port), known, timeout=10.0)
         except HostKeyError as exc:
             return exc
-        except (OSError, paramiko.SSHException):
+        except (OSError, SshProtocolError):
             return None  # unreachable, or no SSH there: the switch play says so
         return None
 

@@ -72,7 +72,7 @@ def config_layer(cluster: Cluster, limit: str | None, forks: int, overrides: Con
     """What a deploy would change now (see the module's docstring) and the facts read on the way.
     ``read_switches``: the run's one read of them (waited for only when needed: the hosts' reads
     run beside it); ``rendered``: its one render of the inventory."""
-    from racfg.deploy.command import DeployOptions, run_deploy, switches_in_scope
+    from racfg.deploy.deploy_run import DeployOptions, run_deploy, switches_in_scope
 
     deploy = DeployOptions(limit=limit, check=True, diff=True, forks=forks, baseline=False, quiet=True,
                            lock_holder="drift", read_facts=True, rendered=rendered,

@@ -23,7 +23,8 @@ class Change:
     after: str | None
     key: str  # stable id part: "packages/ibverbs-utils"
     note: str = ""  # "upgraded", "downgraded", "serial changed" ...
-    # the fix where it is not deploying the target itself (a fabric change: the cause's switch, racfg.drift.fabric)
+    # the fix where it is not deploying the target itself (a fabric change: the cause's switch,
+    # racfg.drift.fabric_environment)
     repair: str = ""
 
     def sentence(self) -> str:
@@ -190,7 +191,7 @@ def host_changes(target: str, before: dict[str, Any], after: dict[str, Any]) -> 
 def switch_changes(target: str, before: dict[str, Any], after: dict[str, Any],
                    isl_ports: set[str] | frozenset[str] = frozenset()) -> list[Change]:
     """Switch OS version, per-port MTU/admin/speed/description, PFC and RoCE state. ``isl_ports``
-    are left to racfg.drift.fabric, which names each as the ISL it is (and its oper state)."""
+    are left to racfg.drift.fabric_environment, which names each as the ISL it is (and its oper state)."""
     out = _scalar(target, "OS version", "version", before.get("version"), after.get("version"))
     old, new = before.get("interfaces") or {}, after.get("interfaces") or {}
     for port in sorted((set(old) | set(new)) - set(isl_ports)):

@@ -8,6 +8,6 @@ A parser that cannot read its input raises :class:`ParseError` instead of return
 a check then reports ERROR ("could not be checked") rather than a wrong PASS or FAIL.
 """
 
-from racfg.hostfacts.errors import ParseError
+from racfg.hostfacts.parse_error import ParseError
 
 __all__ = ["ParseError"]

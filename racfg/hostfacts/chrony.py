@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 
 from racfg.hostfacts.common import require_text, split_key_value
-from racfg.hostfacts.errors import ParseError
+from racfg.hostfacts.parse_error import ParseError
 
 # Leap status values of a synchronised clock; "Not synchronised" is the one that is not.
 _SYNCED_LEAP = {"Normal", "Insert second", "Delete second"}

@@ -6,7 +6,7 @@ import json
 import re
 from typing import Any
 
-from racfg.hostfacts.errors import ParseError
+from racfg.hostfacts.parse_error import ParseError
 
 # What tools print for "no value": nvidia-smi "N/A" and "[N/A]", lsblk null/"", ethtool "Unknown!".
 _ABSENT = {"", "n/a", "[n/a]", "none", "null", "unknown", "unknown!", "[not supported]", "not supported"}

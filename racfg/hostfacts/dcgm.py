@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field
 
 from racfg.hostfacts.common import require_text
-from racfg.hostfacts.errors import ParseError
+from racfg.hostfacts.parse_error import ParseError
 
 TOOL = "dcgmi diag"
 

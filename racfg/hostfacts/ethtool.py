@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 
 from racfg.hostfacts.common import absent, require_text, split_key_value
-from racfg.hostfacts.errors import ParseError
+from racfg.hostfacts.parse_error import ParseError
 
 TOOL = "ethtool"
 

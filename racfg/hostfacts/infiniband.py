@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 
 from racfg.hostfacts.common import first_number, require_text, split_key_value
-from racfg.hostfacts.errors import ParseError
+from racfg.hostfacts.parse_error import ParseError
 
 # IB port physical states by number (IBTA), in the spelling ibstat prints.
 _PHYS_STATES = {

@@ -11,7 +11,7 @@ import ipaddress
 from dataclasses import dataclass
 
 from racfg.hostfacts.common import load_json, optional_int
-from racfg.hostfacts.errors import ParseError
+from racfg.hostfacts.parse_error import ParseError
 
 TOOL = "ip"
 

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from racfg.hostfacts.errors import ParseError
+from racfg.hostfacts.parse_error import ParseError
 
 # One interval's "sum" object: flat, so a non-greedy match up to its closing brace is exact.
 _SUM_RE = re.compile(r'"sum"\s*:\s*\{(?P<body>[^{}]*)\}', re.S)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from racfg.hostfacts.common import load_json
-from racfg.hostfacts.errors import ParseError
+from racfg.hostfacts.parse_error import ParseError
 
 TOOL = "lldpcli"
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from racfg.hostfacts.errors import ParseError
+from racfg.hostfacts.parse_error import ParseError
 
 # Options only mount(8) / fstab read; the kernel never lists them.
 FSTAB_ONLY = {"defaults", "auto", "noauto", "nofail", "_netdev", "user", "users", "nouser", "owner", "group"}

@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 
 from racfg.hostfacts.common import require_text
-from racfg.hostfacts.errors import ParseError
+from racfg.hostfacts.parse_error import ParseError
 
 TOOL = "nccl-tests"
 

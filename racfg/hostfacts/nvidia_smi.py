@@ -18,7 +18,7 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 
 from racfg.hostfacts.common import absent, optional_int, require_text
-from racfg.hostfacts.errors import ParseError
+from racfg.hostfacts.parse_error import ParseError
 
 TOOL = "nvidia-smi"
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from racfg.hostfacts.common import load_json, optional_int
-from racfg.hostfacts.errors import ParseError
+from racfg.hostfacts.parse_error import ParseError
 
 
 @dataclass(frozen=True)

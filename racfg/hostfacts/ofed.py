@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from racfg.hostfacts.common import require_text
-from racfg.hostfacts.errors import ParseError
+from racfg.hostfacts.parse_error import ParseError
 
 TOOL = "ofed_info"
 _VERSION = r"\d+\.\d+-\d+(?:\.\d+)*"

@@ -7,14 +7,14 @@ paths), every host's gateway and routes, and the figures checks expect (what eac
 send, the oversubscription ceiling). Render writes Ansible variables from it
 (racfg.render.routing, racfg.render.ansible_inventory), the switch layer builds the state it enforces
 from it (racfg.switches.intent), validate, drift and smoke judge against it
-(racfg.validate.fabric_routing, racfg.drift.fabric). Why one model: each of those once re-derived the
+(racfg.validate.fabric_routing, racfg.drift.fabric_environment). Why one model: each of those once re-derived the
 fabric on its own, some from the rendered variables, so two readings of one inventory could differ.
 
-Modules: ``model`` (the dataclasses) and ``build`` (the one builder, cached per Cluster).
+Modules: ``site_model`` (the dataclasses) and ``build`` (the one builder, cached per Cluster).
 """
 
 from racfg.intent.build import site_intent
-from racfg.intent.model import CabledPort, HostRoute, HostRouting, IslEnd, SiteIntent, SwitchIntent, SwitchRouting
+from racfg.intent.site_model import CabledPort, HostRoute, HostRouting, IslEnd, SiteIntent, SwitchIntent, SwitchRouting
 
 __all__ = ["CabledPort", "HostRoute", "HostRouting", "IslEnd", "SiteIntent", "SwitchIntent", "SwitchRouting",
            "site_intent"]

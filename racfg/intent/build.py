@@ -1,4 +1,4 @@
-"""Build the intended site (racfg.intent.model) from a loaded Cluster, once per Cluster.
+"""Build the intended site (racfg.intent.site_model) from a loaded Cluster, once per Cluster.
 
 The rules here moved from where each reader once derived them: a switch's routing from
 ``Topology.switch_routing`` (racfg.inventory.topology), a host's routes from ``host_routing``
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import weakref
 
-from racfg.intent.model import CabledPort, HostRoute, HostRouting, IslEnd, SiteIntent, SwitchIntent, SwitchRouting
+from racfg.intent.site_model import CabledPort, HostRoute, HostRouting, IslEnd, SiteIntent, SwitchIntent, SwitchRouting
 from racfg.inventory.cluster import Cluster, ClusterHost, ClusterSwitch
 from racfg.inventory.topology import Isl, Topology
 

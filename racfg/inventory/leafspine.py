@@ -4,7 +4,7 @@ What cannot be drawn at all is refused here, at load time, as a located inventor
 nothing rendered): a switch without a role on a leaf-spine site, links that name unknown switches or
 the wrong role, an ISL on a port a host (or another ISL) already uses, a leaf without uplinks, a spine
 carrying hosts, a subnet on two leaves, an ASN used twice. Whether a drawable fabric meets the RA
-(reachability, balance, MTU, oversubscription) is policy: racfg.policy.topology.
+(reachability, balance, MTU, oversubscription) is policy: racfg.policy.topology_rules.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ drops an flock when its process dies, so a crashed or killed run never leaves a 
 
 ``site_change_lock`` is what commands that touch a site take: this checkout's lock (cheap, no
 network, the same message as before for a second run from one checkout) and then the site's own
-lock on its lock host (racfg.lock.site), which binds other checkouts and other controllers.
+lock on its lock host (racfg.lock.site_lock), which binds other checkouts and other controllers.
 A run whose site lock is lost stops (SiteLock) and exits 3: one writer means one writer
 throughout, not one writer while the lock host stayed up.
 The lab's own lifecycle lock (``site_lock`` under the lab root) stays local: it guards this machine.
@@ -162,7 +162,7 @@ def site_change_lock(cluster: Cluster, overrides: ConnectionOverrides, *, shared
     drift) it is not taken again: one SSH connection to the lock host per run; the outer holder's
     SiteLock is yielded, and the outer holder reports a loss.
     """
-    from racfg.lock.site import held_on_site  # paramiko: only for the commands that reach a site
+    from racfg.lock.site_lock import held_on_site  # paramiko: only for the commands that reach a site
 
     held = _HELD.get(cluster.name)
     if held is not None and (shared or not held.shared):

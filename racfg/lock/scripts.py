@@ -1,5 +1,5 @@
 """The site lock's side on its lock host: the bash scripts racfg runs there over SSH
-(racfg.lock.site), kept apart so that they can be read (and run by the unit tests) as a whole.
+(racfg.lock.site_lock), kept apart so that they can be read (and run by the unit tests) as a whole.
 
 Each takes the lock directory and the site's file stem first. ``ACQUIRE`` makes the directory
 root's alone if it is missing and refuses it otherwise; ``SHOW`` lists the holders; ``BREAK`` ends

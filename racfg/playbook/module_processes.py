@@ -36,7 +36,7 @@ from racfg.inventory import Cluster
 from racfg.playbook.marked import look as look_here
 
 if TYPE_CHECKING:
-    from racfg.ssh.hosts import HostSession
+    from racfg.ssh.host_sessions import HostSession
 
 MARKER = "RACFG_RUN"
 # This racfg process's id on the hosts: one command is one run, whatever playbooks it runs.
@@ -191,7 +191,7 @@ def stop_leftovers(cluster: Cluster, overrides: ConnectionOverrides, hosts: list
                    insisted: Callable[[], bool], say: Callable[[str], None]) -> list[Leftovers]:
     """Await, then stop, this run's module processes on ``hosts`` and on this controller (a switch's
     tasks run here); one entry per place that had any, or could not be looked at."""
-    from racfg.ssh.hosts import HostSession, SshEndpoint  # paramiko: only for a run that stopped
+    from racfg.ssh.host_sessions import HostSession, SshEndpoint  # paramiko: only for a run that stopped
 
     by_name = {h.name: h for h in cluster.hosts}
 

@@ -110,7 +110,7 @@ def host_vars(cluster: Cluster, host: ClusterHost) -> dict[str, Any]:
             "racfg_gpus": host.gpus,
             "racfg_gpu_model": host.gpu_model,  # the GPU checks judge against it (racfg.catalog.host_gpu)
             # a dgx host that the inventory gives GPUs must show them: the gpu role fails otherwise
-            # (only a lab run lifts this, see racfg.deploy.command.provider_extravars)
+            # (only a lab run lifts this, see racfg.deploy.deploy_run.provider_extravars)
             "racfg_gpu_required": host.role == "dgx" and bool(host.gpus),
             "racfg_nics": [
                 {

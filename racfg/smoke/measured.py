@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from racfg.hostfacts.fio import FioResult
 from racfg.hostfacts.iperf3 import Iperf3Result
 from racfg.smoke.smoke_plan import Link
-from racfg.switches.parsers.counters import PortCounters
+from racfg.switches.parsers.port_counters import PortCounters
 
 
 @dataclass(frozen=True)

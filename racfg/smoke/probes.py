@@ -16,7 +16,7 @@ from racfg.smoke.measured import Snapshot, StepProbe
 from racfg.smoke.measurement_error import MeasurementError
 from racfg.smoke.remote import Fleet
 from racfg.ssh.known_hosts import KnownHosts
-from racfg.switches.parsers.counters import parse_counters
+from racfg.switches.parsers.port_counters import parse_counters
 
 
 class SwitchCounters:

@@ -1,4 +1,4 @@
-"""smoke's hosts: the shared SSH layer (racfg.ssh.hosts), its failures reported as measurement errors.
+"""smoke's hosts: the shared SSH layer (racfg.ssh.host_sessions), its failures reported as measurement errors.
 
 smoke starts its tools with ``HostSession.start`` (bounded by ``timeout`` on the host, killable
 by process group) and ``Fleet`` stops every one still running when the run ends.
@@ -7,7 +7,7 @@ by process group) and ``Fleet`` stops every one still running when the run ends.
 from __future__ import annotations
 
 from racfg.smoke.measurement_error import MeasurementError
-from racfg.ssh.hosts import Completed, HostConnections, HostSession, RemoteProcess
+from racfg.ssh.host_sessions import Completed, HostConnections, HostSession, RemoteProcess
 
 
 class Fleet(HostConnections):

@@ -23,8 +23,8 @@ import time
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 
-from racfg.hostfacts.errors import ParseError
 from racfg.hostfacts.iperf3 import parse_iperf3
+from racfg.hostfacts.parse_error import ParseError
 from racfg.smoke.measured import Flow, FlowResult, LoadResult
 from racfg.smoke.measurement_error import MeasurementError
 from racfg.smoke.remote import Fleet, RemoteProcess

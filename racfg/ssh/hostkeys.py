@@ -2,7 +2,7 @@
 ``racfg.ssh.known_hosts`` applied to the key a host or switch presents, and the refusal a person can
 act on (who, the key's type and fingerprint, the files read, and the command that records it).
 
-paramiko (racfg.ssh.hosts: validate, smoke, the site lock) asks ``CheckPolicy``, its documented
+paramiko (racfg.ssh.host_sessions: validate, smoke, the site lock) asks ``CheckPolicy``, its documented
 hook for a key it does not know: racfg loads no keys into paramiko, so every key reaches the
 policy, which judges it by OpenSSH's rules over all the files (paramiko's own check keeps one key
 per type and host, and would call a second, valid one "changed").
@@ -28,6 +28,11 @@ import paramiko
 
 from racfg.errors import CannotRunError, UsageError
 from racfg.ssh.known_hosts import FINGERPRINT, KnownHosts, Verdict, host_label, key_line, offering
+
+# The SSH protocol's own failures (a refused key exchange, a channel that could not open), which
+# read_key and checked_key raise beside OSError and netmiko's switch sessions raise too: named here
+# so that paramiko is imported in racfg.ssh alone.
+SshProtocolError = paramiko.SSHException
 
 
 @dataclass(frozen=True)

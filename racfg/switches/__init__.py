@@ -23,8 +23,9 @@ from typing import TYPE_CHECKING, Any
 _EXPORTS = {
     "ApplyResult": "apply", "apply_switch": "apply", "plan_from_facts": "apply", "resolve_password": "credentials",
     "switch_passwords": "credentials",
-    "SwitchDriver": "drivers", "get_driver": "drivers", "SwitchAuthError": "errors", "SwitchConfigError": "errors",
-    "SwitchCredentialsError": "errors", "SwitchUnreachable": "errors", "LldpNeighbor": "facts", "PfcFacts": "facts",
+    "SwitchDriver": "drivers", "get_driver": "drivers", "SwitchAuthError": "switch_errors",
+    "SwitchConfigError": "switch_errors", "SwitchCredentialsError": "switch_errors",
+    "SwitchUnreachable": "switch_errors", "LldpNeighbor": "facts", "PfcFacts": "facts",
     "PortFacts": "facts", "SwitchFacts": "facts", "IntendedPort": "intent", "IntendedSwitch": "intent",
     "intended_for": "intent", "intended_from_vars": "intent", "SwitchSession": "session", "SwitchTarget": "session",
 }

@@ -14,12 +14,12 @@ from dataclasses import dataclass, field
 
 from racfg.switches import config_sessions
 from racfg.switches.drivers import Change, SwitchDriver, get_driver
-from racfg.switches.errors import SwitchConfigError
 from racfg.switches.facts import SwitchFacts
 from racfg.switches.intent import IntendedSwitch
 from racfg.switches.progress import PlanProgress
 from racfg.switches.rollback import SESSION_LOST, abandon, lost_cause, lost_outside_plan, rollback, type_undo
 from racfg.switches.session import SwitchSession, SwitchTarget
+from racfg.switches.switch_errors import SwitchConfigError
 
 
 @dataclass

@@ -17,8 +17,8 @@ import json
 import secrets
 import time
 
-from racfg.switches.errors import SwitchConfigError
 from racfg.switches.session import SwitchSession
+from racfg.switches.switch_errors import SwitchConfigError
 
 PREFIX = "racfg-"
 # ``detail``: each pending session with its instances (the CLIs in it now)

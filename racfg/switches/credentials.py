@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from racfg.connection import NO_OVERRIDES, ConnectionOverrides
-from racfg.switches.errors import SwitchCredentialsError
+from racfg.switches.switch_errors import SwitchCredentialsError
 
 
 def _file_password(path_text: str, name: str) -> str:

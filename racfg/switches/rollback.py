@@ -22,20 +22,21 @@ import contextlib
 from collections.abc import Iterator
 
 from netmiko.exceptions import ReadException, ReadTimeout, WriteException
-from paramiko.ssh_exception import SSHException
 
 from racfg.errors import RacfgError
+from racfg.ssh.hostkeys import SshProtocolError
 from racfg.switches import config_sessions
 from racfg.switches.drivers import Change, SwitchDriver, get_driver
-from racfg.switches.errors import SwitchSessionLost
 from racfg.switches.facts import SwitchFacts
 from racfg.switches.intent import IntendedSwitch
 from racfg.switches.progress import PlanProgress, by_hand, still_applied, undo_plan
 from racfg.switches.session import SwitchSession, SwitchTarget
+from racfg.switches.switch_errors import SwitchSessionLost
 
 # What a session that dropped or stopped answering raises: netmiko's read timeout (a closed channel
 # reads as one too) and read/write errors, paramiko's, and the socket's.
-SESSION_LOST: tuple[type[BaseException], ...] = (ReadException, WriteException, SSHException, OSError, EOFError)
+SESSION_LOST: tuple[type[BaseException], ...] = (ReadException, WriteException, SshProtocolError, OSError,
+                                                 EOFError)
 
 
 def lost_cause(session: SwitchSession, exc: BaseException) -> str:

@@ -19,7 +19,7 @@ from racfg.switches.parsers.running import setting_key
 
 
 class SwitchDriver(Protocol):
-    """The driver's wording of the routing settings (drivers/base.py; a Protocol here because the
+    """The driver's wording of the routing settings (drivers/switch_driver.py; a Protocol here because the
     drivers import this module)."""
 
     routing_globals: tuple[str, ...]
@@ -36,7 +36,7 @@ class SwitchDriver(Protocol):
 
 
 class Change(NamedTuple):
-    """The fields of drivers.base.Change, which the driver builds from these."""
+    """The fields of drivers.switch_driver.Change, which the driver builds from these."""
 
     context: str | None
     line: str

@@ -10,15 +10,14 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from netmiko.exceptions import NetmikoAuthenticationException, NetmikoTimeoutException
-from paramiko.ssh_exception import SSHException
 
-from racfg.ssh.hostkeys import Peer, checked_key, pinned, switched_key
+from racfg.ssh.hostkeys import Peer, SshProtocolError, checked_key, pinned, switched_key
 from racfg.ssh.known_hosts import KnownHosts
 from racfg.ssh.reach import reach_fix
 from racfg.switches.drivers import SwitchDriver, get_driver
-from racfg.switches.errors import SwitchAuthError, SwitchConfigError, SwitchUnreachable
 from racfg.switches.facts import SwitchFacts
-from racfg.switches.parsers.common import ParseError
+from racfg.switches.parsers.vendor_values import ParseError
+from racfg.switches.switch_errors import SwitchAuthError, SwitchConfigError, SwitchUnreachable
 
 logging.getLogger("paramiko").setLevel(logging.CRITICAL)
 
@@ -91,7 +90,7 @@ class SwitchSession:
                 f"switch {t.name} ({t.address}): authentication failed for user {t.username!r}",
                 hint="check the switch credentials in the inventory",
             ) from None
-        except (TimeoutError, NetmikoTimeoutException, SSHException, OSError, EOFError) as exc:
+        except (TimeoutError, NetmikoTimeoutException, SshProtocolError, OSError, EOFError) as exc:
             if (refused := switched_key(t.peer, t.known_hosts, exc)) is not None:
                 raise refused from None
             reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__

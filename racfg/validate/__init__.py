@@ -1,6 +1,6 @@
 """`racfg validate`: pytest-testinfra validators on the hosts, the switch drivers on the switches.
 
-The categories a check is filed under live here, apart from the runner (racfg.validate.command,
+The categories a check is filed under live here, apart from the runner (racfg.validate.validate_run,
 which loads pytest and paramiko), so the CLI can name them without paying for those imports on
 every other command.
 """

@@ -18,7 +18,7 @@ from typing import Any
 
 from racfg.connection import NO_OVERRIDES, ConnectionOverrides
 from racfg.render.unsafe import load_rendered
-from racfg.ssh.hosts import HostSession, SshEndpoint
+from racfg.ssh.host_sessions import HostSession, SshEndpoint
 from racfg.ssh.known_hosts import KnownHosts
 from racfg.validate.analysis import CableEnd, CablingVerdict, cabling_verdicts
 from racfg.validate.dataplane import DataEnd, data_ends
@@ -138,7 +138,7 @@ class ValidateContext:
         return KnownHosts(Path(site) if site else None, self.overrides.known_hosts)
 
     def session(self, name: str) -> HostSession:
-        """The host's SSH session (racfg.ssh.hosts), made once per run; it connects on its first command."""
+        """The host's SSH session (racfg.ssh.host_sessions), made once per run; it connects on its first command."""
         with self._session_lock:
             if name not in self._sessions:
                 self._sessions[name] = HostSession(self.endpoint(name))
@@ -273,8 +273,8 @@ class ValidateContext:
         return self._cabling
 
     def _read_cabling(self) -> dict[tuple[str, str], CablingVerdict]:
-        from racfg.hostfacts.errors import ParseError
         from racfg.hostfacts.lldp import parse_lldp_neighbors
+        from racfg.hostfacts.parse_error import ParseError
         from racfg.switches.ports import canonical_port
 
         cables, platforms = [], {}

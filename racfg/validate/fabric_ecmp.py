@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from racfg.results.model import Result, Status
-from racfg.switches.parsers.counters import PortCounters
+from racfg.switches.parsers.port_counters import PortCounters
 from racfg.switches.ports import port_sort_key
 from racfg.validate.fabric_routing import CATEGORY, FabricIntent, LeafIntent
 

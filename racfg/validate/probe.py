@@ -240,7 +240,7 @@ def run_probe(host: Any, name: str, commands: dict[str, str], pings: list[PingPa
     probe = HostProbe(name)
     try:
         result = host.run(script(commands, pings))
-    except CannotRunError as exc:  # racfg.ssh.hosts: the host named, with the reason and a person's fix
+    except CannotRunError as exc:  # racfg.ssh.host_sessions: the host named, with the reason and a person's fix
         probe.error, probe.fix = exc.message, exc.hint
         probe.seconds = time.monotonic() - start
         return probe

@@ -1,4 +1,4 @@
-"""validate's hosts: testinfra's ``host`` API on the shared SSH layer (racfg.ssh.hosts).
+"""validate's hosts: testinfra's ``host`` API on the shared SSH layer (racfg.ssh.host_sessions).
 
 testinfra's own paramiko backend trusts any host key (WarningPolicy), cannot be handed a
 known_hosts file and opens its own connection. Validation reaches the hosts as smoke does, with
@@ -13,7 +13,7 @@ from typing import Any
 import testinfra.host
 from testinfra.backend.base import BaseBackend, CommandResult
 
-from racfg.ssh.hosts import HostSession
+from racfg.ssh.host_sessions import HostSession
 
 COMMAND_TIMEOUT = 300.0  # a probe script (every section and the jumbo pings) ends well within this
 

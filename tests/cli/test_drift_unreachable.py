@@ -71,7 +71,7 @@ def test_drift_of_a_site_whose_hosts_do_not_answer_says_it_could_not_reach_them(
 
 
 def test_a_plan_whose_targets_could_not_be_read_is_not_no_drift():
-    from racfg.drift.plan import render_plan, total_line
+    from racfg.drift.plan_text import render_plan, total_line
     from racfg.results import Report, Result, Status
 
     report = Report("drift", "lab", [

@@ -140,7 +140,7 @@ def test_the_deploy_recap_and_json_say_what_became_of_the_baseline(capsys, monke
     from types import SimpleNamespace
 
     from racfg.cli.deploy_cmd import RecapFormat, report
-    from racfg.deploy.command import LIMITED_RUN, DeployOutcome
+    from racfg.deploy.deploy_run import LIMITED_RUN, DeployOutcome
     from racfg.errors import ExitCode
 
     monkeypatch.setenv("RACFG_PLAIN", "1")

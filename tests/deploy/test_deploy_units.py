@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from racfg.baseline.store import commit_baseline, list_baselines, load_baseline, staging_dir
-from racfg.deploy.command import DeployOptions, switches_in_scope
+from racfg.deploy.deploy_run import DeployOptions, switches_in_scope
 from racfg.deploy.preflight import ofed_source_problem
 from racfg.errors import CannotRunError
 from racfg.inventory import load_cluster
@@ -125,7 +125,7 @@ def test_switches_deploy_render_never_import_the_lab():
     import subprocess
     import sys
 
-    code = ("import sys, racfg.deploy.command, racfg.switches.apply, racfg.switches.credentials, racfg.render; "
+    code = ("import sys, racfg.deploy.deploy_run, racfg.switches.apply, racfg.switches.credentials, racfg.render; "
             "print(sorted(m for m in sys.modules if m.startswith('racfg_lab')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO).stdout
     assert out.strip() == "[]"
@@ -259,7 +259,7 @@ def test_signals_set_the_stop_event_wherever_they_land_and_handlers_come_back():
 
 def test_gpus_are_required_in_production_and_lifted_only_for_a_lab_run():
     from racfg.connection import NO_OVERRIDES, ConnectionOverrides
-    from racfg.deploy.command import provider_extravars
+    from racfg.deploy.deploy_run import provider_extravars
     from racfg.render import load_rendered, render_files
 
     files = render_files(load_cluster(REPO / "inventory" / "ra-ethernet.yaml"))

@@ -146,7 +146,7 @@ def test_the_hosts_a_stopped_run_looks_at(limit, seen, hosts):
 
 def test_a_stopped_deploy_says_what_it_applied_what_was_in_flight_and_what_it_stopped(tmp_path: Path):
     from racfg.cli.deploy_cmd import stop_lines
-    from racfg.deploy.command import DeployOutcome
+    from racfg.deploy.deploy_run import DeployOutcome
     from racfg.errors import ExitCode
     from racfg.run_record import RunRecord
 

@@ -102,6 +102,6 @@ def test_the_apply_pass_keeps_the_read_of_hosts_it_did_not_play():
 def test_only_a_full_run_records_the_baseline(options: dict, records: bool) -> None:
     """The baseline is the site's last good state: a run limited to some hosts or roles leaves the
     rest as they were, so it records none (the help says "a successful full run")."""
-    from racfg.deploy.command import DeployOptions, records_baseline
+    from racfg.deploy.deploy_run import DeployOptions, records_baseline
 
     assert records_baseline(DeployOptions(**options)) is records

@@ -21,7 +21,7 @@ from racfg.connection import NO_OVERRIDES
 from racfg.errors import ExitCode
 from racfg.lock.local import Stop
 from racfg.lock.scripts import ACQUIRE, BREAK, BUSY, SHELL_NAME, SHOW, UNSAFE
-from racfg.lock.site import STALE_S, Holder, holder_info, parse_holders, refusal
+from racfg.lock.site_lock import STALE_S, Holder, holder_info, parse_holders, refusal
 
 INFO = {"command": "deploy", "mode": "exclusive", "controller": "ctl-b", "user": "ops", "pid": 4242,
         "started": "2026-11-25 16:40:01 UTC", "state_dir": "/home/ops/racfg/.racfg"}
@@ -351,7 +351,8 @@ def test_each_heartbeat_is_answered_so_the_controller_knows_the_lock_host_hears_
 
 
 class _Channel:
-    """What _Watch reads of a paramiko channel, with the holding shell's output given here."""
+    """What _Watch reads (through racfg.ssh.channels.Stream) of a paramiko channel, with the holding
+    shell's output given here."""
 
     def __init__(self, said: bytes = b"", status: int | None = None) -> None:
         self.said, self.status, self.closed = said, status, False
@@ -377,18 +378,20 @@ class _Channel:
 def test_the_watch_tells_why_the_lock_is_gone():
     """The holding shell's own words when it let go; a kill; and a lock host that stopped answering
     heartbeats, counted lost before the lock host's lease could have ended it."""
-    from racfg.lock.site import ANSWER_S, LEASE_S, _Watch
+    from racfg.lock.site_lock import ANSWER_S, LEASE_S, _Watch
+    from racfg.ssh.channels import Stream
 
     assert ANSWER_S < LEASE_S
-    watch = _Watch(_Channel(b"beat\n"), "dgx01")
+    watch = _Watch(Stream(_Channel(b"beat\n")), "dgx01")
     assert watch.why_gone() is None
     watch.answered -= ANSWER_S + 1  # as if the last answer came that long ago
     assert watch.why_gone() == f"no answer from dgx01 for {ANSWER_S + 1:.0f} s (it ends a holder it has not heard " \
                                f"from for {LEASE_S} s)"
-    ended = _Watch(_Channel(b"beat\nended: no heartbeat from the controller for 45 s (the lease ran out)\n", 0), "h")
+    said = b"beat\nended: no heartbeat from the controller for 45 s (the lease ran out)\n"
+    ended = _Watch(Stream(_Channel(said, 0)), "h")
     assert ended.why_gone() == "the holding shell on h ended: no heartbeat from the controller for 45 s (the lease " \
                                "ran out)"
-    killed = _Watch(_Channel(status=-1), "h").why_gone()
+    killed = _Watch(Stream(_Channel(status=-1)), "h").why_gone()
     assert killed == "the holding shell on h was killed (racfg lock break --force, or someone on h)"
 
 
@@ -399,7 +402,7 @@ def test_a_run_that_held_the_lock_ends_with_the_losses_error_whatever_it_was_doi
     import threading
     from contextlib import contextmanager
 
-    import racfg.lock.site
+    import racfg.lock.site_lock
     from racfg.inventory import load_cluster
     from racfg.lock.local import LockLostError, site_change_lock
 
@@ -410,7 +413,7 @@ def test_a_run_that_held_the_lock_ends_with_the_losses_error_whatever_it_was_doi
         losses.append(on_lost)
         yield "dgx01"
 
-    monkeypatch.setattr(racfg.lock.site, "held_on_site", held)
+    monkeypatch.setattr(racfg.lock.site_lock, "held_on_site", held)
     monkeypatch.setenv("RACFG_STATE_DIR", str(tmp_path))
     cluster = load_cluster(Path(__file__).resolve().parents[2] / "inventory" / "lab.yaml")
     smoke = site_change_lock(cluster, NO_OVERRIDES, holder="smoke")

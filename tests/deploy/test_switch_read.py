@@ -6,7 +6,7 @@ from pathlib import Path
 
 from racfg.connection import NO_OVERRIDES
 from racfg.deploy.switch_read import SwitchesRead, read_switches
-from racfg.drift.command import DriftOptions, switches_to_read
+from racfg.drift.drift_run import DriftOptions, switches_to_read
 from racfg.errors import CannotRunError
 from racfg.inventory import load_cluster
 from racfg.switches.facts import PfcFacts, PortFacts, SwitchFacts

@@ -253,7 +253,7 @@ def test_unchanged_switch_facts_from_the_switch_play_are_the_baseline(tmp_path):
 def test_a_run_that_may_change_things_cannot_stand_for_the_facts_now():
     """DeployOptions.read_facts (drift's "now") is refused outside check mode, before anything runs:
     a run that changes things read them before it did."""
-    from racfg.deploy.command import DeployOptions, run_deploy
+    from racfg.deploy.deploy_run import DeployOptions, run_deploy
     from racfg.inventory import load_cluster
 
     cluster = load_cluster(REPO / "inventory" / "lab.yaml")

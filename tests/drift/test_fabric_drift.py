@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from racfg.drift.environment import switch_changes
-from racfg.drift.fabric import FabricView, IslEnd, fabric_changes
+from racfg.drift.fabric_environment import FabricView, IslEnd, fabric_changes
 from racfg.switches.facts import BgpFacts, BgpPeer, NextHop, Route, RouteFacts
-from racfg.switches.parsers import eos, frr, onyx
+from racfg.switches.parsers import eos_json, frr, onyx
 
 FIXTURES = Path(__file__).parents[1] / "switches" / "fixtures"
 DEPLOY = "racfg deploy site.yaml"
@@ -159,9 +159,9 @@ def test_eos_recording_a_session_down_and_paths_lost():
     """EOS JSON (napalm recordings): a peer Active where it was Established, two of four ECMP paths gone.
     No ISL plan for this switch: the cause is left to validate."""
     recorded = FIXTURES / "eos"
-    down = eos.parse_bgp_summary(json.loads((recorded / "show_ip_bgp_summary_vrf_all_one-peer-Active_napalm.json")
+    down = eos_json.parse_bgp_summary(json.loads((recorded / "show_ip_bgp_summary_vrf_all_one-peer-Active_napalm.json")
                                             .read_text()))
-    table = eos.parse_routes(json.loads((recorded / "show_ip_route_vrf_default_1.0.4.0-24_bgp_detail_"
+    table = eos_json.parse_routes(json.loads((recorded / "show_ip_route_vrf_default_1.0.4.0-24_bgp_detail_"
                                                     "napalm-iss1347.json").read_text()))
     up = dataclasses.replace(down, peers={a: dataclasses.replace(p, state="Established")
                                           for a, p in down.peers.items()})
@@ -192,7 +192,7 @@ def test_onyx_layout_a_session_back_up_and_a_route_new():
 
 
 def test_isl_ports_are_left_to_the_fabric_comparison():
-    """A port that is an ISL is named once, as the ISL (racfg.drift.fabric), not also as a plain port."""
+    """A port that is an ISL is named once, as the ISL (racfg.drift.fabric_environment), not also as a plain port."""
     before = {"version": "8.4.4", "interfaces": {"swp31": port(), "swp1": port()}, "pfc": {}}
     after = {"version": "8.4.4", "interfaces": {"swp31": port(mtu=1500), "swp1": port(mtu=1500)}, "pfc": {}}
     got = [c.sentence() for c in switch_changes("leaf1", before, after, {"swp31"})]

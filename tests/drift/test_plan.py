@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import junitparser
 
-from racfg.drift.plan import render_plan, total_line
+from racfg.drift.plan_text import render_plan, total_line
 from racfg.results import Report, Result, Status
 from racfg.results.render import render_report
 

@@ -19,10 +19,10 @@ from racfg.errors import UsageError
 from racfg.inventory import load_cluster
 from racfg.render import group_vars, write_rendered
 from racfg.results import Status
-from racfg.validate.command import ValidateOptions, run_checks
 from racfg.validate.context import RenderedSite, ValidateContext
 from racfg.validate.expectations import drive_models_unchecked, expected_packages, role_defaults
 from racfg.validate.probe import HostProbe, Section
+from racfg.validate.validate_run import ValidateOptions, run_checks
 from racfg_lab.substitutions import (
     CHECK_DRIVE_MODEL,
     DRIVE_MODEL_REASON,

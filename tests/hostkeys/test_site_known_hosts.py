@@ -12,7 +12,7 @@ from racfg.connection import ConnectionOverrides
 from racfg.inventory import load_cluster
 from racfg.render import connection_options, render_files
 from racfg.render.unsafe import load_rendered
-from racfg.ssh.hosts import SshEndpoint
+from racfg.ssh.host_sessions import SshEndpoint
 from racfg.ssh.known_hosts import GLOBAL_FILES
 
 REPO = Path(__file__).resolve().parents[2]

@@ -131,7 +131,7 @@ def test_lock_host_names_a_host_of_the_inventory_or_check_refuses_it(tmp_path: P
     """site.lock_host: a host by its expanded name (dgx02 of dgx[01:02]) is the lock's host; a name
     the inventory does not have is exit 2 at its line, with the hosts it could be."""
     from racfg.inventory import load_cluster
-    from racfg.lock.site import lock_host
+    from racfg.lock.site_lock import lock_host
 
     site = base()
     site["site"]["lock_host"] = "dgx02"

@@ -154,8 +154,8 @@ def test_validate_and_drift_render_only_the_inventory_their_checks_read(tmp_path
     assert all(full[name] == text for name, text in inventory.items())
     done = write_rendered(cluster, tmp_path / "inventory", inventory_only=True)
     assert sorted(str(p.relative_to(tmp_path / "inventory")) for p in done.written) == sorted(inventory)
-    for command in ("validate", "drift"):
-        source = (REPO / "racfg" / command / "command.py").read_text()
+    for command in ("validate/validate_run.py", "drift/drift_run.py"):
+        source = (REPO / "racfg" / command).read_text()
         assert "inventory_only=True)" in source and source.count("write_rendered(") == 1, command
 
 

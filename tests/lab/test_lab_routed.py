@@ -28,7 +28,7 @@ from netmiko import ConnectHandler
 from racfg.catalog import parse_port
 from racfg.paths import lab_root
 from racfg.switches import get_driver
-from racfg.switches.parsers import eos, onyx
+from racfg.switches.parsers import eos_json, onyx
 from racfg_lab import fabric, frr, names, routed, switches
 from racfg_lab.netns import create_netns, ip
 from racfg_lab.state import LabState, SwitchState, save_state, site_dir
@@ -178,7 +178,7 @@ def _read(state: LabState, name: str, command: str, parser: str):
     conn = connect(state, name)
     try:
         if state.switches[name].platform == "eos":
-            return getattr(eos, parser)(conn.send_command(f"{command} | json"))
+            return getattr(eos_json, parser)(conn.send_command(f"{command} | json"))
         return getattr(onyx, parser)(conn.send_command(command))
     finally:
         conn.disconnect()

@@ -369,7 +369,7 @@ def test_recap_lists_each_skip_with_its_reason_and_a_required_gpu_fails(runs, re
     "skipped with reason" entry per role and host, the table recap prints it, and the exit code is 0.
     Where the inventory requires GPUs, the same host fails with expected/actual instead."""
     from racfg.cli.deploy_cmd import RecapFormat, report
-    from racfg.deploy.command import DeployOutcome
+    from racfg.deploy.deploy_run import DeployOutcome
     from racfg.errors import ExitCode
     from racfg.run_record import RunRecord
 

@@ -11,7 +11,7 @@ from racfg.smoke.counter_verdicts import CONGESTION_SHARE, counter_results
 from racfg.smoke.measured import Flow, StepProbe
 from racfg.smoke.smoke_plan import SHAPER_FRAMING, Link
 from racfg.smoke.tcp import fan_in
-from racfg.switches.parsers.counters import PortCounters
+from racfg.switches.parsers.port_counters import PortCounters
 
 CLIENT = Link("dgx08", "dgx", "enp5s0", "10.1.2.8/24", "leaf2", "1/2", 1000.0, "lab shaper", 9000, SHAPER_FRAMING)
 STORAGE = [Link(f"weka{i:02}", "storage", "enp5s0", f"10.1.3.{i}/24", "leaf3", f"1/{i}", 1000.0, "lab shaper",

@@ -29,7 +29,7 @@ from racfg.smoke.phases.read_scaling import (
 )
 from racfg.smoke.smoke_plan import SmokePlan, build_plan
 from racfg.smoke.tcp import plan_flows
-from racfg.switches.parsers.counters import PortCounters
+from racfg.switches.parsers.port_counters import PortCounters
 
 SITE = "lsunit"
 RATES = {(f"{SITE}-{h}", "data0"): 1000 for h in ("dgx1", "dgx2", "st1", "st2")}

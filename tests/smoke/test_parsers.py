@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from racfg.hostfacts.errors import ParseError
 from racfg.hostfacts.fio import parse_fio
 from racfg.hostfacts.iperf3 import parse_iperf3
+from racfg.hostfacts.parse_error import ParseError
 from racfg.hostfacts.perftest import parse_perftest
-from racfg.switches.parsers.counters import PortCounters, eos_counters, onyx_counters
+from racfg.switches.parsers.port_counters import PortCounters, eos_counters, onyx_counters
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

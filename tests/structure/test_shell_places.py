@@ -29,13 +29,16 @@ REPO = Path(__file__).resolve().parents[2]
 # (file, function, the text as written) -> (what reaches the shell there, how it is made safe;
 # each value formatted in without quoting, by its expression: why it need not be quoted)
 PLACES: dict[tuple[str, str, str], tuple[str, dict[str, str]]] = {
-    ("racfg/ssh/hosts.py", "HostSession._channel", "command"): (
+    ("racfg/ssh/host_sessions.py", "HostSession._channel", "command"): (
         "every command run on a host over SSH (what run and start are given, rows below)", {}),
-    ("racfg/ssh/hosts.py", "HostSession.run", "command"): (
+    ("racfg/ssh/channels.py", "_open", "command"): (
+        "every command the site lock runs on its lock host (what HostSession.execute and stream are given: the "
+        "lock rows below)", {}),
+    ("racfg/ssh/host_sessions.py", "HostSession.run", "command"): (
         "the callers' command (smoke's reads below; validate's probe script)", {}),
-    ("racfg/ssh/hosts.py", "HostSession.start", "command"): (
+    ("racfg/ssh/host_sessions.py", "HostSession.start", "command"): (
         "a tool's argv, joined with shlex.join, inside sh -c as one shlex.quote'd word", {}),
-    ("racfg/ssh/hosts.py", "HostSession.kill", "script"): (
+    ("racfg/ssh/host_sessions.py", "HostSession.kill", "script"): (
         "the process groups to stop", {"p": "a process group id: an integer read from the remote shell ($$)",
                                         "KILL_GRACE": "a constant number"}),
     ("racfg/smoke/smoke_run.py", "_nic_rates", "f'cat {speed} 2>/dev/null'"): (
@@ -54,10 +57,9 @@ PLACES: dict[tuple[str, str, str], tuple[str, dict[str, str]]] = {
         "acceptance.smoke.nccl command, args and image, the host names, in sh -c", {}),
     ("racfg/smoke/phases/nccl_allreduce.py", "_per_node", "command_line(spec, [h.name], counts[h.name])"): (
         "acceptance.smoke.nccl command, args and image, the host name, in sh -c", {}),
-    ("racfg/lock/site.py", "_run", "_command(script, site, *args)"): (
+    ("racfg/lock/site_lock.py", "_run", "_command(script, site, *args)"): (
         "the lock directory, the site's name and the lock script's arguments, shlex.join'd after bash -c", {}),
-    ("racfg/lock/site.py", "_acquire", "_command(ACQUIRE, site, '-s' if shared else '-x', json.dumps(info), "
-                                         "str(LEASE_S))"): (
+    ("racfg/lock/site_lock.py", "_acquire", "command"): (
         "the site's name and the holder's record, shlex.join'd after bash -c", {}),
     # a nested function: the scan meets it inside its parent as well as on its own
     **{("racfg/playbook/module_processes.py", function, "command"): (
@@ -76,7 +78,7 @@ PLACES: dict[tuple[str, str, str], tuple[str, dict[str, str]]] = {
         "mode and save commands, the config session's name racfg-PID-TIME", {}),
 }
 
-SINKS = {"run", "exec_command", "_channel", "send_command", "send_config_set", "write_channel"}
+SINKS = {"run", "execute", "stream", "exec_command", "_channel", "send_command", "send_config_set", "write_channel"}
 NOT_SHELL_RECEIVERS = {"subprocess", "sh", "asyncio"}  # argv lists (checked below) and coroutines
 SAFE_CALLS = {"shlex.quote", "shlex.join", "quote", "int", "len", "str.join"}
 

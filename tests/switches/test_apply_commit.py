@@ -12,8 +12,8 @@ import pytest
 
 from racfg.switches.apply import push_session
 from racfg.switches.drivers import Change, get_driver
-from racfg.switches.errors import SwitchConfigError
 from racfg.switches.session import SwitchSession, SwitchTarget
+from racfg.switches.switch_errors import SwitchConfigError
 
 
 class ScriptedSession(SwitchSession):

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from racfg.ssh.host_sessions import HostSession, HostSshError, SshEndpoint
 from racfg.ssh.hostkeys import HostKeyError, Peer, accept, read_key
-from racfg.ssh.hosts import HostSession, HostSshError, SshEndpoint
 from racfg.ssh.known_hosts import KnownHosts, host_label
 from racfg.switches import SwitchAuthError, SwitchTarget, read_facts
 from racfg_lab.switches import ensure_host_key

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from racfg.switches import PortFacts, get_driver
-from racfg.switches.parsers import eos, mlnxos_ib, onyx
+from racfg.switches.parsers import eos_json, mlnxos_ib, onyx
 from racfg.switches.ports import canonical_port, device_port
 
 FIX = Path(__file__).parent / "fixtures"
@@ -24,7 +24,7 @@ def read(name: str) -> str:
          {"1/1": PortFacts(1500, True, False, 40.0, "")}),
         (onyx.parse_interfaces, "onyx/onyx_facts_show_interfaces_ethernet.txt",
          {"1/1": PortFacts(1500, True, False, 100.0, ""), "1/2": PortFacts(1500, True, False, 100.0, "")}),
-        (eos.parse_interfaces, "eos/show_interfaces.json", {
+        (eos_json.parse_interfaces, "eos/show_interfaces.json", {
             "Ethernet1": PortFacts(9214, True, True, None, ""), "Ethernet2": PortFacts(9214, True, True, None, ""),
             "Ethernet3": PortFacts(9214, True, True, None, ""), "Ethernet4": PortFacts(9214, True, True, None, ""),
             "Ethernet5": PortFacts(9214, True, True, 0.0025, ""),
@@ -53,14 +53,14 @@ def test_pfc_onyx_three_tables_and_table2_forms():
 
 @pytest.mark.parametrize(("parser", "fixture", "version"), [
     (onyx.parse_version, "onyx/onyx_facts_show_version.txt", "3.6.5000"),
-    (eos.parse_version, "eos/show_version.json", "4.30.0F-31408673.4300F (engineering build)"),
+    (eos_json.parse_version, "eos/show_version.json", "4.30.0F-31408673.4300F (engineering build)"),
 ])
 def test_version(parser, fixture, version):
     assert parser(read(fixture)) == version
 
 
 def test_lldp():
-    neighbors = eos.parse_lldp(read("eos/show_lldp_neighbors.json"))
+    neighbors = eos_json.parse_lldp(read("eos/show_lldp_neighbors.json"))
     assert neighbors["Ethernet1"].system_name == "precise64" and neighbors["Ethernet2"].port == "0800.27ca.c5be"
     # `show lldp` and `show lldp interfaces` carry no neighbors: parsed, empty
     assert onyx.parse_lldp(read("onyx/onyx_lldp_show.txt")) == {}

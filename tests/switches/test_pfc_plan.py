@@ -8,7 +8,7 @@ import json
 from racfg.switches.drivers import get_driver
 from racfg.switches.facts import PfcFacts, PortFacts, SwitchFacts
 from racfg.switches.intent import IntendedPort, IntendedSwitch
-from racfg.switches.parsers import eos
+from racfg.switches.parsers import eos_json
 
 # The shape `show priority-flow-control | json` has on EOS: a port with PFC off keeps its no-drop priority.
 EOS_PFC = json.dumps({"interfaceStatuses": {
@@ -39,7 +39,7 @@ def lines(platform: str, intended: IntendedSwitch, pfc: PfcFacts) -> list[str]:
 
 
 def test_eos_no_drop_removed_on_every_port_with_pfc_on_or_off() -> None:
-    pfc = eos.parse_pfc(EOS_PFC)
+    pfc = eos_json.parse_pfc(EOS_PFC)
     assert pfc.port_priorities == {"Ethernet1/1": (3,), "Ethernet1/2": (4,)} and pfc.any_enabled
     planned = lines("eos", switch("eos"), pfc)
     assert planned == ["interface Ethernet1/1", "no priority-flow-control priority 3 no-drop", "exit",
@@ -48,7 +48,7 @@ def test_eos_no_drop_removed_on_every_port_with_pfc_on_or_off() -> None:
 
 
 def test_pfc_and_roce_are_planned_independently() -> None:
-    pfc = eos.parse_pfc(EOS_PFC)
+    pfc = eos_json.parse_pfc(EOS_PFC)
     only_pfc = lines("eos", switch("eos", pfc=True), pfc)  # PFC wanted, RoCE not: no-drop goes, PFC stays
     assert "no priority-flow-control priority 4 no-drop" in only_pfc and "no priority-flow-control" not in only_pfc
     only_roce = lines("eos", switch("eos", roce=True), pfc)  # RoCE wanted, PFC not: PFC goes, no-drop stays

@@ -10,10 +10,10 @@ import pytest
 
 from racfg.switches.apply import push_lines
 from racfg.switches.drivers import Change, SwitchDriver, get_driver
-from racfg.switches.errors import SwitchConfigError
 from racfg.switches.facts import ConfigLine, PfcFacts, PortFacts, SwitchFacts
 from racfg.switches.intent import IntendedSwitch, intended_from_vars
 from racfg.switches.session import SwitchSession, SwitchTarget
+from racfg.switches.switch_errors import SwitchConfigError
 
 EXPECTED = Path(__file__).parent / "fixtures" / "routed"
 # A small leaf-spine site: 2 leaves, 2 spines, one link from each leaf to each spine, two hosts on

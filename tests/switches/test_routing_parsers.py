@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from racfg.switches.facts import BgpFacts, BgpPeer, NextHop, Route, RouteFacts
-from racfg.switches.parsers import eos, frr, onyx
-from racfg.switches.parsers.common import ParseError
-from racfg.switches.parsers.routing import asplain, bgp_state, uptime_seconds
+from racfg.switches.parsers import eos_json, frr, onyx
+from racfg.switches.parsers.bgp_summary import asplain, bgp_state, uptime_seconds
+from racfg.switches.parsers.vendor_values import ParseError
 
 FIX = Path(__file__).parent / "fixtures"
 FRR_DESC = "frr/show_bgp_summary_desc-software-version_3-ibgp-peers_RST-INDENTED_frr-doc.txt"
@@ -38,10 +38,10 @@ def read(name: str) -> str:
         "fe80:1::2222": BgpPeer("fe80:1::2222", 65002, "Established", None, 189.0, detail="Policy")}),
     (frr.parse_bgp_summary, FRR_WIDE, 65534, "192.168.100.1", {  # LocalAS column (123) not taken for AS
         "192.168.0.2": BgpPeer("192.168.0.2", 65030, "Established", 0, 420.0)}),
-    (eos.parse_bgp_summary, EOS_ACTIVE, 65001, "192.168.0.0", {
+    (eos_json.parse_bgp_summary, EOS_ACTIVE, 65001, "192.168.0.0", {
         "10.0.0.1": BgpPeer("10.0.0.1", 65002, "Established", 3, None),
         "10.0.0.3": BgpPeer("10.0.0.3", 65003, "Active", 0, None)}),
-    (eos.parse_bgp_summary, EOS_ASDOT, 65002 * 65536 + 2048, "172.18.8.0", {
+    (eos_json.parse_bgp_summary, EOS_ASDOT, 65002 * 65536 + 2048, "172.18.8.0", {
         "fe80::a8c1:abff:fe94:4171": BgpPeer("fe80::a8c1:abff:fe94:4171", 65001 * 65536 + 1028, "Established", 3,
                                              None, "Ethernet3"),
         "fe80::a8c1:abff:fea1:b618": BgpPeer("fe80::a8c1:abff:fea1:b618", 65001 * 65536 + 1027, "Established", 5,
@@ -59,7 +59,7 @@ def test_bgp_summary(parser, fixture, asn, router_id, peers):
 
 def test_eos_uptime_needs_the_clock():
     """upDownTime is the epoch of the last change: the uptime is now minus it, never guessed."""
-    facts = eos.parse_bgp_summary(read(EOS_ACTIVE), now=1721080627.052693)
+    facts = eos_json.parse_bgp_summary(read(EOS_ACTIVE), now=1721080627.052693)
     assert facts.peers["10.0.0.1"].uptime_s == pytest.approx(100.0)
 
 
@@ -67,7 +67,7 @@ HOPS_16 = tuple(NextHop(f"192.168.161.{n}", "enp39s0") for n in range(1, 17))
 
 
 @pytest.mark.parametrize(("parser", "fixture", "routes"), [
-    (eos.parse_routes, "eos/show_ip_route_vrf_default_1.0.4.0-24_bgp_detail_napalm-iss1347.json", {
+    (eos_json.parse_routes, "eos/show_ip_route_vrf_default_1.0.4.0-24_bgp_detail_napalm-iss1347.json", {
         "1.0.4.0/24": Route("1.0.4.0/24", "bgp", tuple(
             NextHop(f"169.254.232.{a}", f"Ethernet{k}/1") for k, a in enumerate((148, 152, 156, 160), 1)))}),
     (frr.parse_routes, "frr/show_ip_route_prefix_16-way-ECMP_INDENTED_frr-doc.txt", {
@@ -138,8 +138,8 @@ def test_frr_idle_admin_and_hostname_peer():
 @pytest.mark.parametrize(("call", "raw"), [
     (frr.parse_bgp_summary, "% BGP instance not found\n"),
     (onyx.parse_bgp_summary, "% Unrecognized command \"bgp\".\n"),
-    (eos.parse_bgp_summary, '{"vrfs": {}}'),
-    (eos.parse_routes, "% Invalid input"),
+    (eos_json.parse_bgp_summary, '{"vrfs": {}}'),
+    (eos_json.parse_routes, "% Invalid input"),
     (onyx.parse_routes, "% Unrecognized command\n"),
     (frr.parse_routes, "% Unknown command: show ip rout\n"),
 ])
@@ -156,7 +156,7 @@ def test_asplain():
 
 def test_facts_survive_a_json_round_trip():
     """Drift keeps them in a JSON baseline: what comes back equals what was read."""
-    bgp = eos.parse_bgp_summary(read(EOS_ASDOT))
+    bgp = eos_json.parse_bgp_summary(read(EOS_ASDOT))
     routes = frr.parse_routes(read("frr/show_ip_route_prefix_16-way-ECMP_INDENTED_frr-doc.txt"))
     assert BgpFacts.from_dict(json.loads(json.dumps(bgp.to_dict()))) == bgp
     assert RouteFacts.from_dict(json.loads(json.dumps(routes.to_dict()))) == routes

@@ -15,15 +15,15 @@ from typing import Any
 import pytest
 from netmiko.exceptions import ReadTimeout
 
-from racfg.deploy.command import _exit_code
+from racfg.deploy.deploy_run import _exit_code
 from racfg.errors import ExitCode
 from racfg.playbook import PlaybookTracker
 from racfg.switches import IntendedPort, IntendedSwitch, SwitchSession, SwitchTarget, apply_switch, get_driver
 from racfg.switches.apply import push_lines, push_session
 from racfg.switches.drivers import Change, SwitchDriver
-from racfg.switches.errors import SwitchSessionLost
 from racfg.switches.progress import PlanProgress, by_hand, still_applied, undo_plan
 from racfg.switches.rollback import rollback
+from racfg.switches.switch_errors import SwitchSessionLost
 from racfg_lab.switchcli import faults
 from tests.switches.conftest import MODELS, PASSWORD, EmulatedSwitch
 

@@ -27,8 +27,8 @@ import pytest
 import racfg_lab
 from racfg.errors import ExitCode
 from racfg.switches import SwitchTarget, apply_switch, get_driver
-from racfg.switches.errors import SwitchSessionLost
 from racfg.switches.intent import intended_for
+from racfg.switches.switch_errors import SwitchSessionLost
 
 pytestmark = pytest.mark.lab
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from racfg.validate.command import ValidateOptions, run_checks
 from racfg.validate.context import RenderedSite, ValidateContext
 from racfg.validate.probe import HostProbe
+from racfg.validate.validate_run import ValidateOptions, run_checks
 from tests.validate.test_checks_recorded import GROUP, IB, host
 
 

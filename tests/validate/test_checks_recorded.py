@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 
 from racfg.results import Status
-from racfg.validate.command import ValidateOptions, run_checks
 from racfg.validate.context import RenderedSite, ValidateContext
 from racfg.validate.probe import HostProbe, Section
+from racfg.validate.validate_run import ValidateOptions, run_checks
 
 FIXTURES = Path(__file__).parent / "fixtures"
 V100S = "nvidia-smi-q-x_8x-Tesla-V100S-PCIE-32GB_driver-460.73.01_datakit.xml"

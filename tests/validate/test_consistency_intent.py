@@ -8,9 +8,9 @@ import json
 from racfg.connection import NO_OVERRIDES, ConnectionOverrides
 from racfg.results import Status
 from racfg.validate.analysis import odd_ones, split
-from racfg.validate.command import ValidateOptions, run_checks
 from racfg.validate.context import RenderedSite, ValidateContext
 from racfg.validate.probe import HostProbe, Section
+from racfg.validate.validate_run import ValidateOptions, run_checks
 from tests.validate.test_checks_recorded import GROUP, host
 
 

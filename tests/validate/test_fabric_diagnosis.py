@@ -1,4 +1,4 @@
-"""A leaf-spine fabric's faults, judged (racfg.validate.fabric.judge_fabric) and diagnosed together with
+"""A leaf-spine fabric's faults, judged (racfg.validate.fabric_checks.judge_fabric) and diagnosed together with
 the hosts' path matrix: each fault is one problem with its cause and fix, explaining what it breaks
 further on (the other end, the sessions, the paths through its spine, cross-leaf pings), never a host.
 leaf1's BGP and routes are the real FRR 8.4.4 recordings of those faults (tests/switches/fixtures/frr-lab);
@@ -15,7 +15,7 @@ from racfg.results import Result, Status
 from racfg.switches.facts import BgpFacts, BgpPeer, ConfigLine, NextHop, PortFacts, Route, RouteFacts
 from racfg.switches.parsers import frr
 from racfg.validate.diagnosis import diagnose
-from racfg.validate.fabric import judge_fabric
+from racfg.validate.fabric_checks import judge_fabric
 from racfg.validate.fabric_diagnosis import IslPlan
 
 ISLS = [IslPlan(leaf.name, u.local_port, u.peer_switch, u.peer_port, u.local_ip, u.peer_ip)
@@ -125,7 +125,7 @@ def test_fabric_checks_follow_the_runs_selection_and_a_site_that_does_not_route_
     from test_fabric_routing import ROOT
 
     from racfg.inventory.loader import load_cluster
-    from racfg.validate.fabric import fabric_results
+    from racfg.validate.fabric_checks import fabric_results
 
     plain = load_cluster(ROOT / "inventory/lab.yaml")
     assert fabric_results(plain, _unread, list(plain.switches), [], []) == []

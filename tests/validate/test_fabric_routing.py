@@ -14,8 +14,8 @@ import pytest
 from racfg.inventory.loader import load_cluster
 from racfg.results import Status
 from racfg.switches.facts import BgpFacts, BgpPeer, LldpNeighbor, PfcFacts, PortFacts, RouteFacts, SwitchFacts
-from racfg.switches.parsers import eos, frr, onyx
-from racfg.switches.parsers.counters import PortCounters
+from racfg.switches.parsers import eos_json, frr, onyx
+from racfg.switches.parsers.port_counters import PortCounters
 from racfg.validate import fabric_ecmp as ecmp
 from racfg.validate import fabric_routing as fr
 from racfg.validate.fabric_routing import FabricIntent, LeafIntent, Uplink
@@ -53,7 +53,7 @@ def by_id(results):
 
 @pytest.mark.parametrize(("raw", "ups", "want"), [
     # EOS (napalm): 10.0.0.1 Established, 10.0.0.3 Active
-    (eos.parse_bgp_summary(read("eos/show_ip_bgp_summary_vrf_all_one-peer-Active_napalm.json")),
+    (eos_json.parse_bgp_summary(read("eos/show_ip_bgp_summary_vrf_all_one-peer-Active_napalm.json")),
      [("Ethernet1", "spineA", "Ethernet1", "10.0.0.0", "10.0.0.1", 65002),
       ("Ethernet2", "spineB", "Ethernet1", "10.0.0.2", "10.0.0.3", 65003)],
      {"10.0.0.1": (Status.PASS, "Established, AS 65002"), "10.0.0.3": (Status.FAIL, "Active, AS 65003")}),
@@ -129,7 +129,7 @@ def test_routes_eos_four_way_ecmp(spines, status, actual):
     ups = [(f"Ethernet{k}/1", f"spine{k}", "Ethernet1", f"169.254.232.{a + 1}", f"169.254.232.{a}", 65100)
            for k, a in enumerate(hops, 1)]
     intent = FabricIntent((leaf("leaf1", 65001, "10.9.0.0/24", ups), leaf("leaf2", 65002, "1.0.4.0/24", [])), 65100)
-    result = by_id(fr.check_routes(intent, {"leaf1": eos.parse_routes(read(EOS_ROUTE))}))
+    result = by_id(fr.check_routes(intent, {"leaf1": eos_json.parse_routes(read(EOS_ROUTE))}))
     ecmp = result["leaf1/switches/route_ecmp[1.0.4.0/24]"]
     assert (ecmp.status, ecmp.actual) == (status, actual)
     assert ecmp.fix is None if status is Status.PASS else "spine5" in ecmp.fix

@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 
 from racfg.results import Status
-from racfg.validate.command import ValidateOptions, run_checks
 from racfg.validate.context import RenderedSite, ValidateContext
 from racfg.validate.probe import HostProbe, Section, parse_output
+from racfg.validate.validate_run import ValidateOptions, run_checks
 
 FIXTURES = Path(__file__).parents[1] / "hostfacts" / "fixtures"
 DEVICE = Path(__file__).parents[1] / "recordings" / "h100-device"

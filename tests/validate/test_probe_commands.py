@@ -19,9 +19,9 @@ from racfg.hostfacts.chrony import CHRONY_CONF_COMMAND
 from racfg.inventory import load_cluster
 from racfg.paths import validators_dir
 from racfg.render import write_rendered
-from racfg.validate.command import ValidateOptions, run_checks
 from racfg.validate.context import ContextPlugin, RenderedSite, ValidateContext
 from racfg.validate.probe import collect_commands
+from racfg.validate.validate_run import ValidateOptions, run_checks
 
 ROOT = Path(__file__).resolve().parents[2]
 BEFORE = json.loads((Path(__file__).parent / "fixtures" / "probe-commands_lab-and-pod64.json").read_text())

@@ -11,8 +11,8 @@ import paramiko
 import pytest
 
 from racfg.errors import CannotRunError
-from racfg.ssh import hosts as hostssh
-from racfg.ssh.hosts import HostSession, SshEndpoint
+from racfg.ssh import host_sessions as hostssh
+from racfg.ssh.host_sessions import HostSession, SshEndpoint
 from racfg.ssh.reach import reach_fix
 
 
@@ -80,8 +80,8 @@ def test_a_wrapped_refusal_is_still_a_refusal():
 
 def test_a_switch_that_refuses_gets_the_same_action():
     """A switch session (netmiko, its key read first) that cannot log in carries the same person's fix."""
-    from racfg.switches.errors import SwitchUnreachable
     from racfg.switches.session import SwitchSession, SwitchTarget
+    from racfg.switches.switch_errors import SwitchUnreachable
 
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))

@@ -112,7 +112,7 @@ def ssh_logins(site: DeployedSite, host: str) -> int:
 
 def test_validate_and_smoke_share_one_ssh_layer(site, tmp_path):
     """validate reaches each host over one SSH connection for the whole run (counted by the hosts'
-    sshd), and validate and smoke check host keys the same way (racfg.ssh.hosts): a known_hosts file
+    sshd), and validate and smoke check host keys the same way (racfg.ssh.host_sessions): a known_hosts file
     whose key for a host is another host's is refused by both, naming the host."""
     import dataclasses
 
@@ -159,7 +159,7 @@ def test_gpu_checks_skip_with_the_reason_on_the_lab_and_fail_where_gpus_are_requ
 
     from racfg.paths import private_files
     from racfg.results import Status
-    from racfg.validate.command import ValidateOptions, run_validate
+    from racfg.validate.validate_run import ValidateOptions, run_validate
 
     code, report = site.validate("--category", "gpu")
     gpu = [r for r in report["results"] if "/gpu/" in r["check"]]

@@ -21,8 +21,8 @@ import shlex
 from typing import Any
 
 from racfg.catalog import host_gpu
-from racfg.hostfacts.errors import ParseError
 from racfg.hostfacts.nccl_tests import NcclRun, parse_output
+from racfg.hostfacts.parse_error import ParseError
 from racfg.inventory.cluster import ClusterHost
 from racfg.inventory.model import NcclTests
 from racfg.results import Result, Status

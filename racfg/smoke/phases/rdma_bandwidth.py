@@ -14,7 +14,7 @@ from __future__ import annotations
 import shlex
 from functools import partial
 
-from racfg.hostfacts.errors import ParseError
+from racfg.hostfacts.parse_error import ParseError
 from racfg.hostfacts.perftest import PerftestResult, parse_perftest
 from racfg.results import Result, Status
 from racfg.smoke.measurement_error import MeasurementError

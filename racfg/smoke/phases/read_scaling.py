@@ -34,7 +34,7 @@ from racfg.smoke.remeasure import (
 from racfg.smoke.run_state import Measure, SmokeRun
 from racfg.smoke.smoke_plan import Link, SmokePlan
 from racfg.smoke.units import pct, rate_text
-from racfg.switches.parsers.counters import PortCounters
+from racfg.switches.parsers.port_counters import PortCounters
 from racfg.validate.fabric_ecmp import check_ecmp_balance, check_uplink_spread
 
 

@@ -20,8 +20,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import partial
 
-from racfg.hostfacts.errors import ParseError
 from racfg.hostfacts.fio import parse_fio
+from racfg.hostfacts.parse_error import ParseError
 from racfg.inventory.model import Reference
 from racfg.results import Result, Status
 from racfg.smoke.measured import RAND_JOB, SEQ_JOB, FioRun, FioTarget

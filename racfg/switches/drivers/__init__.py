@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from racfg.errors import UsageError
-from racfg.switches.drivers.base import Change, SwitchDriver
 from racfg.switches.drivers.eos import EosDriver
 from racfg.switches.drivers.mlnx import MlnxosIbDriver, OnyxDriver
+from racfg.switches.drivers.switch_driver import Change, SwitchDriver
 
 DRIVERS: dict[str, type[SwitchDriver]] = {"onyx": OnyxDriver, "eos": EosDriver, "mlnxos-ib": MlnxosIbDriver}
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import time
 
-from racfg.switches.drivers.base import Change, SwitchDriver
+from racfg.switches.drivers.switch_driver import Change, SwitchDriver
 from racfg.switches.facts import BgpFacts, PfcFacts
-from racfg.switches.parsers import eos
+from racfg.switches.parsers import eos_json
 from racfg.switches.ports import port_sort_key
 
 
@@ -27,14 +27,14 @@ class EosDriver(SwitchDriver):
     config_prompt = r"\(config[^)]*\)#\s*$"
     save_command = "write memory"
     flat_config = False
-    parse_interfaces = staticmethod(eos.parse_interfaces)
-    parse_version = staticmethod(eos.parse_version)
-    parse_lldp = staticmethod(eos.parse_lldp)
-    parse_routes = staticmethod(eos.parse_routes)
+    parse_interfaces = staticmethod(eos_json.parse_interfaces)
+    parse_version = staticmethod(eos_json.parse_version)
+    parse_lldp = staticmethod(eos_json.parse_lldp)
+    parse_routes = staticmethod(eos_json.parse_routes)
 
     def parse_bgp(self, raw: str) -> BgpFacts:
         """EOS gives the epoch of each session's last change; the uptime is counted from now."""
-        return eos.parse_bgp_summary(raw, now=time.time())
+        return eos_json.parse_bgp_summary(raw, now=time.time())
 
     def parse_saved(self, text: str) -> bool | None:
         """``show running-config diffs`` prints nothing when running equals startup."""
@@ -44,7 +44,7 @@ class EosDriver(SwitchDriver):
         return f"speed forced {gbps:g}gfull"
 
     def parse_pfc(self, raw: dict[str, str]) -> PfcFacts:
-        return eos.parse_pfc(raw["pfc"])
+        return eos_json.parse_pfc(raw["pfc"])
 
     def pfc_port_lines(self, pfc: PfcFacts, port: str) -> list[str]:
         lines = ["priority-flow-control on"] if pfc.ports.get(port) else []

@@ -12,7 +12,7 @@ from typing import Any
 from netmiko.mellanox.mellanox_mlnxos_ssh import MellanoxMlnxosSSH
 
 from racfg.catalog import IB_MTUS, ib_speed_name
-from racfg.switches.drivers.base import Change, SwitchDriver
+from racfg.switches.drivers.switch_driver import Change, SwitchDriver
 from racfg.switches.facts import PfcFacts
 from racfg.switches.parsers import mlnxos_ib, onyx, running
 

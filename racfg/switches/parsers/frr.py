@@ -13,8 +13,8 @@ from __future__ import annotations
 import re
 
 from racfg.switches.facts import BgpFacts, NextHop, Route, RouteFacts
-from racfg.switches.parsers.common import ParseError
-from racfg.switches.parsers.routing import parse_summary_text
+from racfg.switches.parsers.bgp_summary import parse_summary_text
+from racfg.switches.parsers.vendor_values import ParseError
 
 PLATFORM = "frr"
 

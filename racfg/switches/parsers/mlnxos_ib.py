@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 from racfg.switches.facts import LldpNeighbor, PfcFacts, PortFacts
-from racfg.switches.parsers.common import ParseError, description, enabled, first_int, speed_gbps
+from racfg.switches.parsers.vendor_values import ParseError, description, enabled, first_int, speed_gbps
 from racfg.switches.ports import canonical_port
 
 PLATFORM = "mlnxos-ib"

@@ -14,7 +14,8 @@ import re
 from typing import Any
 
 from racfg.switches.facts import BgpFacts, LldpNeighbor, NextHop, PfcFacts, PortFacts, Route, RouteFacts
-from racfg.switches.parsers.common import (
+from racfg.switches.parsers.bgp_summary import parse_summary_text
+from racfg.switches.parsers.vendor_values import (
     ParseError,
     description,
     enabled,
@@ -24,7 +25,6 @@ from racfg.switches.parsers.common import (
     lookup,
     speed_gbps,
 )
-from racfg.switches.parsers.routing import parse_summary_text
 from racfg.switches.ports import canonical_port
 
 PLATFORM = "onyx"

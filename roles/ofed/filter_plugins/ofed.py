@@ -20,7 +20,7 @@ from ansible.errors import AnsibleFilterError
 
 try:
     from racfg.hostfacts import ofed
-    from racfg.hostfacts.errors import ParseError
+    from racfg.hostfacts.parse_error import ParseError
 except ImportError as exc:  # pragma: no cover - Ansible run from another Python than racfg's
     raise AnsibleFilterError(f"racfg is not importable ({exc}); run Ansible from racfg's Python") from exc
 

@@ -27,7 +27,7 @@ from racfg.connection import NO_OVERRIDES, ConnectionOverrides
 from racfg.deploy.switch_read import SwitchesRead, read_switches
 from racfg.drift.config import ANSIBLE_STOPPED, FactsRead, config_layer, deploy_fix
 from racfg.drift.environment import Change, host_changes, switch_changes
-from racfg.drift.fabric import fabric_changes, fabric_view
+from racfg.drift.fabric_environment import fabric_changes, fabric_view
 from racfg.inventory import Cluster
 from racfg.lock.local import site_change_lock
 from racfg.render import write_rendered
@@ -62,7 +62,7 @@ def state_layer(cluster: Cluster, options: DriftOptions, overrides: ConnectionOv
                 switches: Callable[[], SwitchesRead] | None = None, rendered: Path | None = None) -> list[Result]:
     """validate's checks; a failing one is state drift. ``switches``: the run's one read of them;
     ``rendered``: its one render of the inventory."""
-    from racfg.validate.command import ValidateOptions, run_validate
+    from racfg.validate.validate_run import ValidateOptions, run_validate
 
     report, _ = run_validate(cluster, ValidateOptions(limit=options.limit), overrides,
                              switches_read=(lambda: switches().for_validate()) if switches else None,
@@ -115,7 +115,7 @@ def environment_layer(cluster: Cluster, options: DriftOptions, overrides: Connec
         return [Result("cluster", "cluster/environment/baseline", "environment", Status.SKIP,
                        "no baseline yet: a full, successful `racfg deploy` records one, or accept the current "
                        f"facts with `racfg drift {cluster.display} --accept`")], facts_dir, [], None
-    from racfg.validate.command import select
+    from racfg.validate.validate_run import select
 
     hosts, switches = select(cluster, options.limit)
     meta = baseline["meta"]
@@ -216,7 +216,7 @@ def run_drift(cluster: Cluster, options: DriftOptions, overrides: ConnectionOver
 def switches_to_read(cluster: Cluster, options: DriftOptions, layers: tuple[str, ...]) -> list[str]:
     """Every switch when the environment layer runs (its facts now are the whole site's, what
     ``--accept`` keeps); else those the limit selects."""
-    from racfg.validate.command import select
+    from racfg.validate.validate_run import select
 
     selected = None if "environment" in layers else select(cluster, options.limit)[1]
     return list(cluster.switches) if selected is None else selected

@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 from racfg.switches.facts import BgpFacts, BgpPeer, LldpNeighbor, NextHop, PfcFacts, PortFacts, Route, RouteFacts
-from racfg.switches.parsers.common import ParseError, load_json
-from racfg.switches.parsers.routing import asplain, bgp_state
+from racfg.switches.parsers.bgp_summary import asplain, bgp_state
+from racfg.switches.parsers.vendor_values import ParseError, load_json
 from racfg.switches.ports import canonical_port
 
 PLATFORM = "eos"

@@ -30,7 +30,7 @@ from racfg.validate import CATEGORIES
 from racfg.validate.collector import ResultCollector, check_id
 from racfg.validate.context import ContextPlugin, RenderedSite, ValidateContext
 from racfg.validate.diagnosis import diagnose, plan_cables
-from racfg.validate.fabric import fabric_results
+from racfg.validate.fabric_checks import fabric_results
 from racfg.validate.fabric_diagnosis import plan_isls
 
 

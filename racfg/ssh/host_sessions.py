@@ -31,6 +31,8 @@ import paramiko
 from racfg.connection import ConnectionOverrides
 from racfg.errors import CannotRunError
 from racfg.inventory.cluster import ClusterHost
+from racfg.ssh import channels
+from racfg.ssh.channels import ChannelError, Completed, Stream
 from racfg.ssh.hostkeys import CheckPolicy, HostKeyError, Peer, checked_key, disabled_algorithms
 from racfg.ssh.known_hosts import KnownHosts
 from racfg.ssh.reach import reach_fix
@@ -50,18 +52,6 @@ EOF_GRACE = 5.0  # after a process's exit status, how long the rest of its outpu
 # iperf3 clients on a dgx, 18 servers on a storage host at 9 clients), so a host gets another
 # connection when these are in use, leaving 2 for probes and kills.
 CHANNELS_PER_CONNECTION = 8
-
-
-@dataclass
-class Completed:
-    rc: int
-    stdout: str
-    stderr: str
-
-    def failure(self, error: Exception) -> str:
-        """Why the tool's output could not be read: its last line on stderr, else ``error`` and the exit status."""
-        stderr = self.stderr.strip()
-        return stderr.splitlines()[-1] if stderr else f"{error}, exit status {self.rc}"
 
 
 @dataclass
@@ -273,6 +263,20 @@ class HostSession:
         hold = "read go || exit 0; " if held else ""
         command = f"sh -c {shlex.quote(f'echo $$; {hold}exec timeout -k 2 {bound} {tool}')}"
         return RemoteProcess(self, tool, self._channel(command), time.monotonic() + bound + 10, bound_s=bound)
+
+    def execute(self, command: str, timeout: float) -> Completed:
+        """A command on a channel of its own, read to its end, each read waiting at most ``timeout``
+        (the site lock's listings); its failures raise ChannelError, not ``error``."""
+        return channels.read_to_end(self._opened(), command, timeout)
+
+    def stream(self, command: str, timeout: float, keepalive_s: int) -> Stream:
+        """A command racfg talks with while it runs (the site lock's holding shell): see channels.Stream."""
+        return channels.open_stream(self._opened(), command, timeout, keepalive_s)
+
+    def _opened(self) -> paramiko.SSHClient:
+        if self.client is None:
+            raise ChannelError("no SSH connection")
+        return self.client
 
     def register(self, pid: int | None) -> None:
         if pid:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 
 from racfg.switches.facts import BGP_STATES, BgpFacts, BgpPeer
-from racfg.switches.parsers.common import ParseError
+from racfg.switches.parsers.vendor_values import ParseError
 
 _STATES = {s.lower(): s for s in BGP_STATES} | {"estab": "Established", "open_sent": "OpenSent",
                                                 "open_confirm": "OpenConfirm"}

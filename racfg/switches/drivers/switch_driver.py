@@ -185,7 +185,7 @@ class SwitchDriver:
     # --- plan -------------------------------------------------------------------------------
     def plan(self, intended: IntendedSwitch, facts: SwitchFacts) -> list[Change]:
         """The minimal changes that turn the observed switch into the intended one."""
-        from racfg.switches.errors import SwitchConfigError
+        from racfg.switches.switch_errors import SwitchConfigError
 
         changes: list[Change] = []
         # PFC and RoCE are independent intents: each one not wanted is removed on its own.

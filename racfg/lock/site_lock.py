@@ -25,7 +25,6 @@ Cost: one more SSH connection per run, to one host, open for the run's duration.
 
 from __future__ import annotations
 
-import contextlib
 import getpass
 import json
 import logging
@@ -41,14 +40,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import paramiko
-
 from racfg.connection import ConnectionOverrides
 from racfg.errors import CannotRunError
 from racfg.inventory import Cluster
 from racfg.inventory.cluster import ClusterHost
 from racfg.lock.scripts import ACQUIRE, BREAK, BUSY, SHELL_NAME, SHOW, UNSAFE
-from racfg.ssh.hosts import HostSession, HostSshError, SshEndpoint
+from racfg.ssh.channels import ChannelError, Stream
+from racfg.ssh.host_sessions import HostSession, HostSshError, SshEndpoint
 
 LOCK_DIR = "/run/lock/racfg"  # root's alone (0700): see the module's docstring
 HEARTBEAT_S = 5.0  # the controller touches its holder file this often
@@ -193,8 +191,8 @@ def refusal(site: str, what: str, host: str, holders: list[Holder]) -> CannotRun
              f"(the lock is {lock_path(site)} on {host})")
 
 
-def _connect(host: ClusterHost, overrides: ConnectionOverrides) -> paramiko.SSHClient:
-    """One connection to the lock host, opened by the SSH layer every host command uses (racfg.ssh.hosts):
+def _connect(host: ClusterHost, overrides: ConnectionOverrides) -> HostSession:
+    """One connection to the lock host, opened by the SSH layer every host command uses (racfg.ssh.host_sessions):
     the same host-key checking and keepalives as validate's and smoke's."""
     session = HostSession(SshEndpoint.of(host, overrides))
     try:
@@ -203,8 +201,7 @@ def _connect(host: ClusterHost, overrides: ConnectionOverrides) -> paramiko.SSHC
         raise CannotRunError(f"{exc.message}; {host.name} holds the site lock",
                              hint="the site lock lives on site.lock_host, else the first host of the inventory; "
                                   "it must be reachable") from None
-    assert session.client is not None
-    return session.client
+    return session
 
 
 def _command(script: str, site: str, *args: str) -> str:
@@ -217,33 +214,27 @@ def _unsafe(host: str, error: str) -> CannotRunError:
                                "logs in there as root; find out who made it otherwise, then remove it (racfg makes it)")
 
 
-def _run(client: paramiko.SSHClient, host: str, script: str, site: str, *args: str) -> tuple[int, str, str]:
+def _run(session: HostSession, host: str, script: str, site: str, *args: str) -> tuple[int, str, str]:
     try:
-        _stdin, stdout, stderr = client.exec_command(_command(script, site, *args), timeout=CONNECT_TIMEOUT * 3)
-        out, err = stdout.read().decode(errors="replace"), stderr.read().decode(errors="replace")
-        status = stdout.channel.recv_exit_status()
-    except (paramiko.SSHException, OSError) as exc:
-        raise CannotRunError(f"cannot read the site lock on {host}: {str(exc) or type(exc).__name__}") from None
-    if status == UNSAFE:
-        raise _unsafe(host, err.strip())
-    return status, out, err
+        done = session.execute(_command(script, site, *args), timeout=CONNECT_TIMEOUT * 3)
+    except ChannelError as exc:
+        raise CannotRunError(f"cannot read the site lock on {host}: {exc}") from None
+    if done.rc == UNSAFE:
+        raise _unsafe(host, done.stderr.strip())
+    return done.rc, done.stdout, done.stderr
 
 
 class _Watch:
     """The controller's side of a held lock: the heartbeat out, the holding shell's answers in."""
 
-    def __init__(self, channel: paramiko.Channel, host: str) -> None:
-        self.channel, self.host = channel, host
+    def __init__(self, shell: Stream, host: str) -> None:
+        self.shell, self.host = shell, host
         self.answered = self.beat = time.monotonic()
         self.ended = ""  # the shell's last "ended: why" line
 
     def read(self) -> None:
         """Take what the shell said: an answer to a heartbeat ("beat"), or why it let go ("ended: ...")."""
-        said = b""
-        with contextlib.suppress(OSError, paramiko.SSHException):
-            while self.channel.recv_ready():
-                said += self.channel.recv(4096)
-        for line in said.decode(errors="replace").splitlines():
+        for line in self.shell.said().splitlines():
             if line == "beat":
                 self.answered = time.monotonic()
             elif line.startswith("ended: "):
@@ -252,15 +243,14 @@ class _Watch:
     def why_gone(self) -> str | None:
         """Why the holding shell no longer holds the lock (or may not by now), or None while it does."""
         self.read()
-        if self.channel.exit_status_ready():
+        status = self.shell.exit_status()
+        if status is not None:
             self.read()
             if self.ended:
                 return f"the holding shell on {self.host} ended: {self.ended}"
-            status = self.channel.exit_status
             how = "was killed" if status == -1 else f"ended with exit status {status}"
             return f"the holding shell on {self.host} {how} (racfg lock break --force, or someone on {self.host})"
-        transport = self.channel.get_transport()
-        if self.channel.closed or transport is None or not transport.is_active():
+        if self.shell.dropped():
             return f"the SSH session to {self.host} that held it dropped"
         silent = time.monotonic() - self.answered
         if silent > ANSWER_S:  # a network that lost packets, or a controller that froze: assume the worst
@@ -274,16 +264,16 @@ class _Watch:
             return None
         self.beat = time.monotonic()
         try:
-            self.channel.sendall(b"\n")
-        except (OSError, paramiko.SSHException) as exc:
-            return f"the heartbeat to {self.host} failed ({str(exc) or type(exc).__name__})"
+            self.shell.send(b"\n")
+        except ChannelError as exc:
+            return f"the heartbeat to {self.host} failed ({exc})"
         return None
 
 
-def _watch(channel: paramiko.Channel, host: str, stop: threading.Event, on_lost: Callable[[str], None]) -> None:
+def _watch(shell: Stream, host: str, stop: threading.Event, on_lost: Callable[[str], None]) -> None:
     """Send the heartbeat, and say at once (``on_lost``) if the holding shell or its session ends, or
     the lock host stops answering for longer than its lease allows."""
-    watch = _Watch(channel, host)
+    watch = _Watch(shell, host)
     while not stop.wait(WATCH_S):
         why = watch.why_gone() or watch.heartbeat()
         if why is not None:
@@ -292,30 +282,18 @@ def _watch(channel: paramiko.Channel, host: str, stop: threading.Event, on_lost:
             return
 
 
-def _acquire(client: paramiko.SSHClient, host: str, site: str, what: str, shared: bool,
-             info: dict[str, Any]) -> paramiko.Channel:
-    """Start the holding shell on the lock host; its channel once it holds the lock."""
-    transport = client.get_transport()
-    assert transport is not None
-    transport.set_keepalive(int(HEARTBEAT_S))
+def _acquire(session: HostSession, host: str, site: str, what: str, shared: bool, info: dict[str, Any]) -> Stream:
+    """Start the holding shell on the lock host; the shell once it holds the lock."""
+    command = _command(ACQUIRE, site, "-s" if shared else "-x", json.dumps(info), str(LEASE_S))
     try:
-        channel = transport.open_session(timeout=CONNECT_TIMEOUT)
-        channel.exec_command(_command(ACQUIRE, site, "-s" if shared else "-x", json.dumps(info), str(LEASE_S)))
-        channel.settimeout(CONNECT_TIMEOUT * 3)
-        first = b""
-        while not first.endswith(b"\n"):  # byte by byte: what follows stays in the channel for _Watch
-            byte = channel.recv(1)
-            if not byte:
-                break
-            first += byte
-        if first.startswith(b"locked "):
-            channel.settimeout(None)
-            return channel
-        rest = channel.makefile("r").read().decode(errors="replace")
-        status = channel.recv_exit_status()
-        error = channel.makefile_stderr("r").read().decode(errors="replace").strip()
-    except (paramiko.SSHException, OSError) as exc:  # socket.timeout is an OSError
-        raise CannotRunError(f"cannot take the site lock on {host}: {str(exc) or type(exc).__name__}") from None
+        shell = session.stream(command, timeout=CONNECT_TIMEOUT * 3, keepalive_s=int(HEARTBEAT_S))
+        if shell.readline().startswith(b"locked "):  # what follows stays in the channel for _Watch
+            shell.untimed()
+            return shell
+        done = shell.rest()
+    except ChannelError as exc:
+        raise CannotRunError(f"cannot take the site lock on {host}: {exc}") from None
+    rest, status, error = done.stdout, done.rc, done.stderr.strip()
     if status == BUSY:
         raise refusal(site, what, host, parse_holders(host, rest))
     if status == UNSAFE:
@@ -331,11 +309,11 @@ def held_on_site(cluster: Cluster, overrides: ConnectionOverrides, what: str, *,
     the holders if another run holds it. Yields the lock host's name; ``on_lost(why)`` is called
     (from another thread) as soon as the lock is lost."""
     host = lock_host(cluster)
-    client = _connect(host, overrides)
+    session = _connect(host, overrides)
     try:
-        channel = _acquire(client, host.name, cluster.name, what, shared, holder_info(what, shared, state_dir))
+        shell = _acquire(session, host.name, cluster.name, what, shared, holder_info(what, shared, state_dir))
         stop = threading.Event()
-        watch = threading.Thread(target=_watch, args=(channel, host.name, stop, on_lost), daemon=True,
+        watch = threading.Thread(target=_watch, args=(shell, host.name, stop, on_lost), daemon=True,
                                  name="site-lock")
         watch.start()
         try:
@@ -343,22 +321,22 @@ def held_on_site(cluster: Cluster, overrides: ConnectionOverrides, what: str, *,
         finally:
             stop.set()
             watch.join(timeout=HEARTBEAT_S)
-            with contextlib.suppress(OSError, paramiko.SSHException):  # a lost session has nothing left to release
-                channel.shutdown_write()  # end of input: the holding shell leaves its loop and the flock
-                channel.status_event.wait(HEARTBEAT_S)  # released when this returns: a next run finds it free
-            channel.close()
+            # end of input: the holding shell leaves its loop and the flock, released when this
+            # returns (a next run finds it free); a lost session has nothing left to release
+            shell.end_input(HEARTBEAT_S)
+            shell.close()
     finally:
-        client.close()
+        session.close()
 
 
 def show(cluster: Cluster, overrides: ConnectionOverrides) -> tuple[str, list[Holder]]:
     """The lock host and every holder it lists (stale ones, and files racfg did not write, too)."""
     host = lock_host(cluster)
-    client = _connect(host, overrides)
+    session = _connect(host, overrides)
     try:
-        status, out, err = _run(client, host.name, SHOW, cluster.name)
+        status, out, err = _run(session, host.name, SHOW, cluster.name)
     finally:
-        client.close()
+        session.close()
     if status != 0:
         raise CannotRunError(f"cannot read the site lock on {host.name}: {err.strip() or f'exit status {status}'}")
     return host.name, parse_holders(host.name, out)
@@ -368,10 +346,10 @@ def break_holders(cluster: Cluster, overrides: ConnectionOverrides, holders: lis
     """End these holders' shells on the lock host (which drops their flock) and remove their holder
     files; returns the shell pids that were still running. Files racfg did not write are left."""
     host = lock_host(cluster)
-    client = _connect(host, overrides)
+    session = _connect(host, overrides)
     try:
         pids = [str(h.shell_pid) for h in holders if not h.planted]
-        _status, out, _err = _run(client, host.name, BREAK, cluster.name, *pids)
+        _status, out, _err = _run(session, host.name, BREAK, cluster.name, *pids)
     finally:
-        client.close()
+        session.close()
     return [int(line.split()[1]) for line in out.splitlines() if line.startswith("ended ")]

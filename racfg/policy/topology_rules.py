@@ -3,7 +3,7 @@ leaf-spine fabric is a balanced, non-blocking, routed Clos (RFC 7938) without lo
 
 They register in the one rule registry (racfg.policy.rules.rule) from their own module, because
 rules.py holds the host-level rules and is long enough; racfg.policy imports this module after
-rules, so the import runs one way (topology -> rules) and every entry point sees every rule.
+rules, so the import runs one way (topology_rules -> rules) and every entry point sees every rule.
 What cannot be drawn at all (a spine with hosts, an ASN used twice ...) never reaches here: the
 loader refuses it (racfg.inventory.leafspine).
 """

@@ -13,7 +13,7 @@ import re
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from racfg.switches.parsers.common import first_int, flatten_port_table, load_json, lookup
+from racfg.switches.parsers.vendor_values import first_int, flatten_port_table, load_json, lookup
 from racfg.switches.ports import canonical_port
 
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from racfg.drift.environment import Change
-from racfg.intent import site_intent
+from racfg.intent import IslEnd, site_intent
 
 if TYPE_CHECKING:
     from racfg.inventory import Cluster
@@ -28,20 +28,9 @@ Facts = Mapping[str, Mapping[str, Any]]  # switch name -> its facts document
 
 
 @dataclass(frozen=True)
-class IslEnd:
-    """One ISL seen from one switch: its port, the switch and port at the other end, and the other
-    end's address on the /31 (the peer of the BGP session the link carries)."""
-
-    port: str
-    peer: str
-    peer_port: str
-    peer_address: str | None
-
-
-@dataclass(frozen=True)
 class FabricView:
-    """What the comparison needs of the plan: each switch's ISL ends, and the deploy command a
-    repair names (``racfg deploy inventory/site.yaml``)."""
+    """What the comparison needs of the plan: each switch's ISL ends (the intended site's own,
+    racfg.intent.IslEnd), and the deploy command a repair names (``racfg deploy inventory/site.yaml``)."""
 
     ends: Mapping[str, tuple[IslEnd, ...]]
     deploy: str = "racfg deploy"
@@ -62,8 +51,7 @@ def fabric_view(cluster: Cluster, deploy: str) -> FabricView | None:
     site = site_intent(cluster)
     if not site.routed:
         return None
-    ends = {name: tuple(IslEnd(i.port, i.peer, i.peer_port, i.peer_address) for i in sw.routing.isls)
-            for name, sw in site.switches.items() if sw.routing is not None}
+    ends = {name: sw.routing.isls for name, sw in site.switches.items() if sw.routing is not None}
     return FabricView(ends, deploy)
 
 

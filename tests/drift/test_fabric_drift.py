@@ -6,13 +6,15 @@ person needs, on exactly the switches it touches, each with its cause and the re
 from __future__ import annotations
 
 import dataclasses
+import ipaddress
 import json
 from pathlib import Path
 
 import pytest
 
 from racfg.drift.environment import switch_changes
-from racfg.drift.fabric_environment import FabricView, IslEnd, fabric_changes
+from racfg.drift.fabric_environment import FabricView, fabric_changes
+from racfg.intent import IslEnd
 from racfg.switches.facts import BgpFacts, BgpPeer, NextHop, Route, RouteFacts
 from racfg.switches.parsers import eos_json, frr, onyx
 
@@ -43,12 +45,19 @@ def doc(ports: dict[str, dict], bgp_facts: BgpFacts | None = None, route_facts: 
             "routes": route_facts.to_dict() if route_facts else None}
 
 
+def isl(port: str, peer: str, peer_port: str, peer_address: str) -> IslEnd:
+    """An ISL end of the plan: this end holds the other address of the peer's /31."""
+    here = ipaddress.ip_address(peer_address) + (1 if int(ipaddress.ip_address(peer_address)) % 2 == 0 else -1)
+    return IslEnd(port, f"{here}/31", peer, peer_port, peer_address, 65100 if peer.startswith("spine") else 65101,
+                  9216, 100.0)
+
+
 # The recordings' plan (frr-lab/README.md): leaf1 swp31 - spine1 swp1, leaf1 swp32 - spine2 swp1, leaf2 on swp2.
 LAB = FabricView({
-    "leaf1": (IslEnd("swp31", "spine1", "swp1", "172.16.0.0"), IslEnd("swp32", "spine2", "swp1", "172.16.0.2")),
-    "leaf2": (IslEnd("swp31", "spine1", "swp2", "172.16.0.4"), IslEnd("swp32", "spine2", "swp2", "172.16.0.6")),
-    "spine1": (IslEnd("swp1", "leaf1", "swp31", "172.16.0.1"), IslEnd("swp2", "leaf2", "swp31", "172.16.0.5")),
-    "spine2": (IslEnd("swp1", "leaf1", "swp32", "172.16.0.3"), IslEnd("swp2", "leaf2", "swp32", "172.16.0.7")),
+    "leaf1": (isl("swp31", "spine1", "swp1", "172.16.0.0"), isl("swp32", "spine2", "swp1", "172.16.0.2")),
+    "leaf2": (isl("swp31", "spine1", "swp2", "172.16.0.4"), isl("swp32", "spine2", "swp2", "172.16.0.6")),
+    "spine1": (isl("swp1", "leaf1", "swp31", "172.16.0.1"), isl("swp2", "leaf2", "swp31", "172.16.0.5")),
+    "spine2": (isl("swp1", "leaf1", "swp32", "172.16.0.3"), isl("swp2", "leaf2", "swp32", "172.16.0.7")),
 }, DEPLOY)
 UP = {"swp31": port(), "swp32": port()}
 SPINE_UP = {"swp1": port(), "swp2": port()}
@@ -182,8 +191,8 @@ def test_onyx_layout_a_session_back_up_and_a_route_new():
     then_bgp = dataclasses.replace(now_bgp, peers={**now_bgp.peers, "172.16.0.2": dataclasses.replace(
         now_bgp.peers["172.16.0.2"], state="Established")})
     then_routes = RouteFacts({p: r for p, r in now_routes.routes.items() if p != "0.0.0.0/0"})
-    view = FabricView({"leaf1": (IslEnd("1/31", "spine1", "1/1", "172.16.0.0"),
-                                 IslEnd("1/32", "spine2", "1/1", "172.16.0.2"))}, DEPLOY)
+    view = FabricView({"leaf1": (isl("1/31", "spine1", "1/1", "172.16.0.0"),
+                                 isl("1/32", "spine2", "1/1", "172.16.0.2"))}, DEPLOY)
     ports = {"1/31": port(), "1/32": port()}
     got = [(c.sign, c.sentence()) for c in fabric_changes(view, {"leaf1": doc(ports, then_bgp, then_routes)},
                                                           {"leaf1": doc(ports, now_bgp, now_routes)})]

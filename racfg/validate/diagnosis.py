@@ -9,7 +9,8 @@ The causal order is the physical one: switch port admin state, host NIC admin st
 the agent that reads the link (lldpd, chronyd), that agent's configuration (chrony's sources against
 the site's, what lldpd announces), LLDP neighbours, routes and neighbour entries that override the
 NIC's, address, MTU, the end-to-end path.
-Each rule takes the failing results of one kind as roots and claims, from what is still unclaimed,
+Each rule takes the failed results of one kind as roots (a reading; never an error, which says only
+that a machine could not be read) and claims, from what is still unclaimed,
 the failures that root explains (the same cable's later links, the switch's unsaved config ...).
 Kinds run in causal order, so a symptom two causes could explain goes to the earlier cause. A
 failure nothing explains is its own problem; errors with one message on one target (a host that
@@ -50,8 +51,20 @@ class _Run:
         """The failing, unclaimed result of ``check``."""
         return None if check in self.claimed else self.failing.get(check)
 
+    def root(self, check: str) -> Result | None:
+        """The unclaimed result of ``check`` if it failed: only a reading is evidence of a cause. An error
+        (the machine could not be read: unreachable, no password) says nothing of the port or NIC it
+        was about, and is left to the unreadable problem of its machine (``_unexplained``)."""
+        found = self.open(check)
+        return found if found is not None and found.status is Status.FAIL else None
+
+    def _explained(self, check: str, root: Result) -> bool:
+        """An error on another machine than the cause's is not its symptom: that machine could not be read."""
+        found = self.open(check)
+        return found is not None and (found.status is Status.FAIL or found.target == root.target)
+
     def take(self, kind: str, where: str, root: Result, cause: str, explains: Iterable[str]) -> Problem:
-        symptoms = tuple(dict.fromkeys(c for c in explains if c != root.check and self.open(c) is not None))
+        symptoms = tuple(dict.fromkeys(c for c in explains if c != root.check and self._explained(c, root)))
         problem = Problem(f"{kind}:{where}", kind, root.target, cause, root.fix, root.check, symptoms)
         for check in problem.checks:
             self.claimed[check] = problem.id
@@ -80,7 +93,7 @@ def _unsaved(run: _Run, switch: str) -> list[str]:
 
 def _port_admin(run: _Run, cables: list[CableEnd]) -> Iterator[Problem]:
     for c in cables:
-        root = run.open(_port(c, "port_admin_up"))
+        root = run.root(_port(c, "port_admin_up"))
         if root is not None:
             unsaved = _unsaved(run, c.switch)
             cause = f"{c.switch} {c.port} shut down in the running config" + (" (not saved)" if unsaved else "")
@@ -89,7 +102,7 @@ def _port_admin(run: _Run, cables: list[CableEnd]) -> Iterator[Problem]:
 
 def _nic_admin(run: _Run, cables: list[CableEnd]) -> Iterator[Problem]:
     for c in cables:
-        root = run.open(_nic(c, "network", "carrier"))
+        root = run.root(_nic(c, "network", "carrier"))
         if root is not None and root.actual == "admin down":
             yield run.take("nic_admin", f"{c.host}:{c.nic}", root, f"{c.host}:{c.nic} is set down on the host",
                            _link_symptoms(c))
@@ -97,18 +110,19 @@ def _nic_admin(run: _Run, cables: list[CableEnd]) -> Iterator[Problem]:
 
 def _carrier(run: _Run, cables: list[CableEnd]) -> Iterator[Problem]:
     for c in cables:
-        root = run.open(_port(c, "port_oper_up")) or run.open(_nic(c, "network", "carrier"))
+        root = run.root(_port(c, "port_oper_up")) or run.root(_nic(c, "network", "carrier"))
         if root is not None:
+            admin = run.failing.get(_port(c, "port_admin_up"))  # failed: claimed above; an error: unknown
+            ends = f"{c.switch} could not be read" if admin is not None else "both ends admin up"
             yield run.take("carrier", f"{c.switch}:{c.port}", root,
-                           f"no link between {c.switch} {c.port} and {c.host}:{c.nic} (both ends admin up)",
-                           _link_symptoms(c))
+                           f"no link between {c.switch} {c.port} and {c.host}:{c.nic} ({ends})", _link_symptoms(c))
 
 
 def _agents(run: _Run, cables: list[CableEnd]) -> Iterator[Problem]:
     hosts = sorted({c.host for c in cables} | {r.target for r in run.failing.values()}, key=natural_key)
     for host in hosts:
         for agent, reads in AGENTS.items():
-            root = run.open(check_key(host, "system", f"{agent}_running"))
+            root = run.root(check_key(host, "system", f"{agent}_running"))
             if root is None:
                 continue
             if reads == "lldp":
@@ -138,7 +152,7 @@ def _agent_config(run: _Run, cables: list[CableEnd]) -> Iterator[Problem]:
             yield run.take("lldpd_config", f"{host}:lldpd", lldpd,
                            f"lldpd on {host} is configured to announce {lldpd.actual}, not {lldpd.expected}", explains)
         missing = sorted((r for r in run.failing.values() if r.target == host and "/tuning/sysctl_persisted[" in r.check
-                          and run.open(r.check) is not None and (r.actual or "").endswith(" missing)")),
+                          and run.root(r.check) is not None and (r.actual or "").endswith(" missing)")),
                          key=lambda r: natural_key(r.check))
         if missing:
             yield run.take("sysctl_file", f"{host}:sysctl", missing[0],
@@ -151,11 +165,9 @@ def _cabling(run: _Run, cables: list[CableEnd]) -> Iterator[Problem]:
     wrong or missing neighbour is one per cable."""
     by_description = {f"{c.host}:{c.nic}": c for c in cables}
     for c in sorted(cables, key=lambda c: (natural_key(c.switch), natural_key(c.port))):  # a pair: lower port first
-        root = run.open(_port(c, "port_lldp_neighbour")) or run.open(_nic(c, "fabric", "lldp_neighbour"))
+        root = run.root(_port(c, "port_lldp_neighbour")) or run.root(_nic(c, "fabric", "lldp_neighbour"))
         if root is None:
             continue
-        if root.status is Status.ERROR:
-            continue  # could not read LLDP: not evidence of a cable
         heard = run.failing.get(_port(c, "port_lldp_neighbour"))
         other = by_description.get(heard.actual or "") if heard is not None else None
         back = run.failing.get(_port(other, "port_lldp_neighbour")) if other is not None else None
@@ -177,7 +189,7 @@ def _overrides(run: _Run, cables: list[CableEnd]) -> Iterator[Problem]:
     """A route or static neighbour entry on the host overriding the NIC's routes (racfg.validate.dataplane):
     the cause of the NIC's failing paths, whose finding names the same entry."""
     for c in cables:
-        root = run.open(_nic(c, "network", "nothing_overrides"))
+        root = run.root(_nic(c, "network", "nothing_overrides"))
         if root is not None:  # a planned route missing fails its own route check too (network/route[nic:to])
             routes = [k for k in run.failing if k.startswith((f"{c.host}/network/route[{c.nic}:",
                                                                f"{c.host}/network/source_route[{c.nic}:"))]
@@ -188,16 +200,16 @@ def _overrides(run: _Run, cables: list[CableEnd]) -> Iterator[Problem]:
 def _address_and_mtu(run: _Run, cables: list[CableEnd]) -> Iterator[Problem]:
     for c in cables:
         path = _nic(c, "fabric", "jumbo_frames")
-        address = run.open(_nic(c, "network", "address"))
+        address = run.root(_nic(c, "network", "address"))
         if address is not None:
             yield run.take("address", f"{c.host}:{c.nic}", address,
                            f"{c.host}:{c.nic} has {address.actual}, the inventory says {address.expected}", [path])
-        port_mtu = run.open(_port(c, "port_mtu"))
+        port_mtu = run.root(_port(c, "port_mtu"))
         if port_mtu is not None:
             yield run.take("port_mtu", f"{c.switch}:{c.port}", port_mtu,
                            f"{c.switch} {c.port} MTU {port_mtu.actual}, the inventory says {port_mtu.expected}",
                            [path, *_unsaved(run, c.switch)])
-        host_mtu = run.open(_nic(c, "network", "mtu"))
+        host_mtu = run.root(_nic(c, "network", "mtu"))
         if host_mtu is not None:
             yield run.take("host_mtu", f"{c.host}:{c.nic}", host_mtu,
                            f"{c.host}:{c.nic} MTU {host_mtu.actual}, the inventory says {host_mtu.expected}",
@@ -209,7 +221,7 @@ def _pfc(run: _Run, cables: list[CableEnd]) -> Iterator[Problem]:
     switches = sorted({r.target for r in run.failing.values() if _is_pfc(r.check)}, key=natural_key)
     for switch in switches:
         found = sorted((r for r in run.failing.values() if r.target == switch and _is_pfc(r.check)
-                        and run.open(r.check) is not None), key=lambda r: natural_key(r.check))
+                        and run.root(r.check) is not None), key=lambda r: natural_key(r.check))
         if not found:
             continue
         evidence = "; ".join(_pfc_evidence(r) for r in found)
@@ -264,8 +276,21 @@ def diagnose(results: list[Result], cables: list[CableEnd],
                       for r in results]
 
 
+_NOT_CHECKED = " could not be read, so this was not checked: "
+_HINT = re.compile(r" \(hint: [^()]*\)$")
+
+
+def _read_error(result: Result) -> str:
+    """What kept an error's machine from being read: a check that says what it could not read names
+    the read's own failure after it (racfg.validate.fabric_checks), so a switch with no password is
+    one cause, whether its ports, its BGP summary or its routing table were being checked."""
+    text = headline(result)
+    return _HINT.sub("", text.split(_NOT_CHECKED, 1)[1] if _NOT_CHECKED in text else text)
+
+
 def _unexplained(run: _Run, results: list[Result]) -> Iterator[Problem]:
-    """Each failure nothing explains; errors saying the same on one target (unreachable) as one."""
+    """Each failure nothing explains; the errors of one target with one read failure (unreachable,
+    no password) as one problem, rooted at the error that carries its fix."""
     errors: dict[tuple[str, str], list[Result]] = {}
     for r in sorted(results, key=lambda r: (natural_key(r.target), natural_key(r.check))):
         if run.open(r.check) is None:
@@ -273,7 +298,11 @@ def _unexplained(run: _Run, results: list[Result]) -> Iterator[Problem]:
         if r.status is Status.FAIL:
             yield run.take("check", r.check, r, headline(r), [])
         else:
-            errors.setdefault((r.target, headline(r)), []).append(r)
-    for (target, text), same in errors.items():
-        where = same[0].check if len(same) == 1 else target
-        yield run.take("unreadable", where, same[0], text or "could not be checked", [r.check for r in same[1:]])
+            errors.setdefault((r.target, _read_error(r)), []).append(r)
+    groups_of: dict[str, int] = {}
+    for target, _ in errors:
+        groups_of[target] = groups_of.get(target, 0) + 1
+    for (target, reason), same in errors.items():
+        root = next((r for r in same if r.fix), same[0])
+        where = target if groups_of[target] == 1 else root.check  # a problem's id is its own
+        yield run.take("unreadable", where, root, reason or "could not be checked", [r.check for r in same])

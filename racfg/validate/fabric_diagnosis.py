@@ -92,7 +92,7 @@ def _downstream(run: _Run, isl: IslPlan) -> list[str]:
 def isl_admin(run: _Run, isls: list[IslPlan]) -> Iterator[Problem]:
     for isl in isls:
         for switch, port, peer, peer_port in isl.ends():
-            root = run.open(_key(switch, "isl_admin_up", port))
+            root = run.root(_key(switch, "isl_admin_up", port))
             if root is None:
                 continue
             unsaved = " (not saved)" if _unsaved(run, switch) else ""
@@ -103,7 +103,7 @@ def isl_admin(run: _Run, isls: list[IslPlan]) -> Iterator[Problem]:
 
 def isl_carrier(run: _Run, isls: list[IslPlan]) -> Iterator[Problem]:
     for isl in isls:
-        root = next((r for k in _both(isl, "isl_oper_up") if (r := run.open(k)) is not None), None)
+        root = next((r for k in _both(isl, "isl_oper_up") if (r := run.root(k)) is not None), None)
         if root is not None:
             yield run.take("isl_carrier", f"{isl.leaf}:{isl.leaf_port}", root,
                            f"no link on the ISL {isl.name()} (both ends admin up)",
@@ -114,8 +114,7 @@ def isl_cabling(run: _Run, isls: list[IslPlan]) -> Iterator[Problem]:
     """A swapped pair of uplinks is one problem (the four ends it shows on, the sessions and paths it
     breaks); any other wrong neighbour is one per ISL."""
     for isl in isls:
-        root = next((r for k in _both(isl, "isl_lldp") if (r := run.open(k)) is not None
-                     and r.status is Status.FAIL), None)
+        root = next((r for k in _both(isl, "isl_lldp") if (r := run.root(k)) is not None), None)
         if root is None:
             continue
         swapped = _SWAPPED.match(root.message or "")
@@ -132,7 +131,7 @@ def isl_cabling(run: _Run, isls: list[IslPlan]) -> Iterator[Problem]:
 
 def isl_mtu(run: _Run, isls: list[IslPlan]) -> Iterator[Problem]:
     for isl in isls:
-        wrong = [r for k in _both(isl, "isl_mtu") if (r := run.open(k)) is not None and r.status is Status.FAIL]
+        wrong = [r for k in _both(isl, "isl_mtu") if (r := run.root(k)) is not None]
         if not wrong:
             continue
         ends = " and ".join(f"{r.target} MTU {r.actual}" for r in wrong)
@@ -150,8 +149,8 @@ def bgp_session(run: _Run, isls: list[IslPlan]) -> Iterator[Problem]:
     """A session that is not up over a healthy ISL: the side whose config lacks the neighbour is the
     cause (its peer sees the session down); otherwise the first side found."""
     for isl in isls:
-        sides = [run.open(_key(isl.leaf, "bgp_session", isl.spine_ip)),
-                 run.open(_key(isl.spine, "bgp_session", isl.leaf_ip))]
+        sides = [run.root(_key(isl.leaf, "bgp_session", isl.spine_ip)),
+                 run.root(_key(isl.spine, "bgp_session", isl.leaf_ip))]
         found = [r for r in sides if r is not None]
         if not found:
             continue

@@ -187,3 +187,57 @@ def test_a_planned_route_missing_is_one_problem_with_the_route_check_it_fails() 
     (problem,), _ = diagnose(results, CABLES)
     assert problem.id == "dataplane:dgx01:data0"
     assert set(problem.symptoms) == {"dgx01/network/route[data0:10.0.0.0/16]", "dgx01/fabric/jumbo_frames[data0]"}
+
+
+def error(check: str, message: str, fix: str | None = None) -> Result:
+    return Result(check.split("/")[0], check, check.split("/")[1], Status.ERROR, message=message, fix=fix)
+
+
+NO_PASSWORD = "switch sw1: environment variable RACFG_SW_PASSWORD is not set"
+EXPORT = "export RACFG_SW_PASSWORD=... before running"
+
+
+def test_a_switch_that_cannot_be_read_is_one_unreadable_problem_not_its_ports_shut() -> None:
+    """Errors are not readings: a port check that could not read the switch says nothing of the port.
+    Found on ra-leafspine with no password set: 428 problems, each "leaf1 1/N shut down in the
+    running config" with the password's fix; the switch's errors, whatever they were checking
+    (ports, BGP, routes), are one problem, rooted where the fix is, with its own id."""
+    unread = f"sw1: its facts could not be read, so this was not checked: {NO_PASSWORD} (hint: {EXPORT})"
+    results = [error("sw1/switches/port_admin_up[1/1]", NO_PASSWORD, EXPORT),
+               error("sw1/switches/port_oper_up[1/1]", NO_PASSWORD, EXPORT),
+               error("sw1/switches/config_saved", NO_PASSWORD, EXPORT),
+               error("sw1/fabric/isl_admin_up[1/31]", unread),
+               error("sw1/fabric/bgp_session[172.16.0.0]", unread.replace("its facts", "its BGP summary")),
+               fail("dgx01/network/carrier[data0]", "up", "no carrier"),
+               error("dgx02/network/carrier[data0]", "dgx02: cannot reach root@198.18.0.12:22 over SSH",
+                     "power dgx02 on or restore its management network")]
+    problems, linked = diagnose(results, CABLES)
+    assert [(p.id, p.cause, p.fix) for p in problems] == [
+        ("carrier:sw1:1/1", "no link between sw1 1/1 and dgx01:data0 (sw1 could not be read)", "fix it"),
+        ("unreadable:dgx02", "dgx02: cannot reach root@198.18.0.12:22 over SSH",
+         "power dgx02 on or restore its management network"),
+        ("unreadable:sw1", NO_PASSWORD, EXPORT)]
+    (switch,) = [p for p in problems if p.id == "unreadable:sw1"]
+    assert set(switch.checks) == {r.check for r in results if r.target == "sw1"}
+    assert all(r.cause == "unreadable:sw1" for r in linked if r.target == "sw1")
+
+
+def test_a_cause_does_not_claim_the_errors_of_another_machine() -> None:
+    """A port shut on the switch explains the host's carrier it reads wrong, not the host it cannot reach."""
+    results = [fail("sw1/switches/port_admin_up[1/17]", "up", "shutdown", DEPLOY_SW),
+               fail("sw1/switches/port_oper_up[1/17]", "up", "down"),
+               error("stor01/network/carrier[data0]", "stor01: cannot reach root@198.18.0.21:22 over SSH")]
+    problems, _ = diagnose(results, CABLES)
+    assert [(p.id, p.symptoms) for p in problems] == [
+        ("port_admin:sw1:1/17", ("sw1/switches/port_oper_up[1/17]",)),
+        ("unreadable:stor01", ())]
+
+
+def test_two_read_failures_on_one_machine_are_two_problems_with_ids_of_their_own() -> None:
+    results = [error("dgx01/gpu/driver", "nvidia-smi: command not found"),
+               error("dgx01/gpu/dcgm_health", "dcgmi: command not found"),
+               error("dgx01/gpu/count", "nvidia-smi: command not found")]
+    problems, _ = diagnose(results, CABLES)
+    assert sorted((p.id, p.cause, len(p.checks)) for p in problems) == [
+        ("unreadable:dgx01/gpu/count", "nvidia-smi: command not found", 2),
+        ("unreadable:dgx01/gpu/dcgm_health", "dcgmi: command not found", 1)]

@@ -18,8 +18,8 @@ if TYPE_CHECKING:
     from racfg.history.figure_table import History
 
 HISTORY_EXIT = ("Exit codes: 0 the figures were listed; 2 bad command line, invalid inventory, a --figure "
-                "no run measured or --since/--last leaving no run; 3 no smoke run of the site is recorded "
-                "(or none can be read), or the plot cannot be written.")
+                "no run measured, a --since leaving no run, a --plot not a .png or in a directory that cannot "
+                "be written; 3 no smoke run of the site is recorded (or none can be read), or the plot failed.")
 
 
 class HistoryFormat(StrEnum):
@@ -41,7 +41,7 @@ def history(
         None, "--since", show_default=False,
         help="Runs from this run (its name) or date on (2026-11-28, 2026-11-28T09:00; UTC)."),
     last: int | None = typer.Option(None, "--last", "-n", min=1, show_default=False, help="Only the last N runs."),
-    fmt: HistoryFormat = typer.Option(HistoryFormat.table, "--format", "-f", envvar="RACFG_FORMAT",
+    fmt: HistoryFormat = typer.Option(HistoryFormat.table, "--format", "-f",
                                       help="A table, JSON (runs and figures), or CSV (one line per run and figure)."),
     plot: Path | None = typer.Option(None, "--plot", show_default=False,
                                      help="Also draw each figure over the runs into this PNG file."),
@@ -63,6 +63,8 @@ def history(
     globs = [part for value in figure or [] for part in opts.split_list(value)]
     if plot is not None and plot.suffix.lower() != ".png":
         opts.refuse("history", "--plot", plot, "draws a PNG: give a file name ending in .png")
+    if plot is not None:
+        opts.writable_dir("history", "--plot", plot.parent)
     cluster = opts.inventory("history", inventory)
     runs_dir = state_dir() / "runs"
     found = read_site_runs(runs_dir, cluster.name)
@@ -87,7 +89,6 @@ def history(
 def _draw(path: Path, table: History) -> None:
     from racfg.history.history_plot import plot_history
 
-    opts.writable_dir("history", "--plot", path.parent)
     try:
         _, left_out = plot_history(path, table)
     except OSError as exc:

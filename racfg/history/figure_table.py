@@ -109,7 +109,7 @@ def number(value: float | None) -> str:
 
 
 def percent(change: float | None) -> str:
-    return "-" if change is None else f"{change:+.1%}"
+    return "-" if change is None else f"{round(change, 3) or 0.0:+.1%}"  # never "-0.0%"
 
 
 def as_text(history: History) -> str:

@@ -5,7 +5,7 @@ Read at a glance: each panel is one figure against the runs in time order, its f
 dashed across (the figure the site had when the history starts), every point labelled with its
 value, a band of +/-5% around the first (smoke --compare's default tolerance), a run that did not
 pass drawn red, and the change from the first run in the panel's title, in red when it went the
-figure's wrong way by half a percent or more (a hint to the eye, not a verdict). Every panel has the
+figure's wrong way beyond that band (a hint to the eye, not a verdict). Every panel has the
 same run axis, so a run lines up across them.
 """
 
@@ -32,7 +32,8 @@ def plot_history(path: Path, history: History) -> tuple[Path, int]:
     rows = history.rows[:MOST_PANELS]
     ncols = min(COLUMNS, len(rows))
     nrows = math.ceil(len(rows) / ncols)
-    fig, axes = plt.subplots(nrows, ncols, figsize=(4.6 * ncols, 2.9 * nrows + 0.6), squeeze=False)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(4.6 * ncols, 2.9 * nrows + 0.6), squeeze=False,
+                             layout="constrained")
     labels = [run.started.strftime("%m-%d %H:%M") for run in history.runs]
     failed = [run.outcome != "pass" for run in history.runs]
     for ax, row in zip(axes.flat, rows, strict=False):
@@ -43,9 +44,9 @@ def plot_history(path: Path, history: History) -> tuple[Path, int]:
         ax.set_visible(False)
     shown = f" (first {MOST_PANELS} of {len(history.rows)} figures)" if len(history.rows) > MOST_PANELS else ""
     fig.suptitle(f"{history.site}: smoke figures over {len(history.runs)} run(s){shown}\n"
-                 f"dashed: first run, band: first run +/-{BAND:.0%}, red point: a run that did not pass",
+                 f"dashed: first run, band: first run +/-{BAND:.0%}, red point: a run that did not pass, "
+                 "red title: changed the wrong way beyond the band",
                  fontsize=11)
-    fig.tight_layout(rect=(0, 0, 1, 1 - 0.9 / (2.9 * nrows + 0.6)))
     fig.savefig(path, dpi=100)
     plt.close(fig)
     return path, len(history.rows) - len(rows)
@@ -64,7 +65,7 @@ def _panel(ax: plt.Axes, row: FigureRow, failed: list[bool]) -> None:
     pad = max((high - low) * 0.25, abs(ys[0]) * BAND * 2) or 1.0
     ax.set_ylim(max(0.0, low - pad) if low >= 0 else low - pad, high + pad * 1.6)
     change = row.change
-    wrong = change is not None and (change < 0 if row.better == "higher" else change > 0) and abs(change) >= 0.005
+    wrong = change is not None and (change < 0 if row.better == "higher" else change > 0) and abs(change) > BAND
     unit = f" [{row.unit}]" if row.unit else ""
     since_first = f"  {percent(change)}" if change is not None else ""
     ax.set_title(f"{row.name}{unit}{since_first}", fontsize=9, color=BAD if wrong else "black")

@@ -61,7 +61,7 @@ def read_site_runs(runs_dir: Path, site: str) -> SiteRuns:
         try:
             data = _results_of(path)
         except ValueError as exc:
-            found.skipped.append(f"{path}: {exc}")
+            found.skipped.append(str(exc))
             continue
         if data["site"] != site:
             found.other_sites += 1
@@ -80,15 +80,15 @@ def _results_of(path: Path) -> dict[str, Any]:
     try:
         text = target.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise ValueError(f"no {RESULTS_FILE} (the run was interrupted before its results)") from None
+        raise ValueError(f"{path}: no {RESULTS_FILE} (the run was interrupted before its results)") from None
     except (OSError, UnicodeDecodeError) as exc:
-        raise ValueError(f"{RESULTS_FILE} cannot be read ({exc})") from None
+        raise ValueError(f"{target}: cannot be read ({exc})") from None
     try:
         data = json.loads(text)
     except ValueError as exc:
-        raise ValueError(f"{RESULTS_FILE} is not JSON ({exc})") from None
+        raise ValueError(f"{target}: not JSON ({exc})") from None
     if not isinstance(data, dict) or not isinstance(data.get("site"), str) or data.get("command") != "smoke":
-        raise ValueError(f"{RESULTS_FILE} is not the results of a smoke run")
+        raise ValueError(f"{target}: not the results of a smoke run")
     return data
 
 

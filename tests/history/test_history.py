@@ -168,6 +168,20 @@ def test_a_corrupt_or_missing_record_is_skipped_by_name(monkeypatch, capsys, sta
     assert [r["run"] for r in json.loads(out)["runs"]] == RUNS[1:]
 
 
+def test_a_record_of_the_wrong_shape_is_skipped_by_name(monkeypatch, capsys, state: Path) -> None:
+    listed = state / "runs" / RUNS[0] / "results.json"
+    listed.write_text("[]")
+    odd = state / "runs" / RUNS[1] / "results.json"
+    data = raw(RUNS[1])
+    next(r for r in data["results"] if r.get("data", {}).get("metrics"))["data"]["metrics"][0]["value"] = "fast"
+    odd.write_text(json.dumps(data))
+    code, out, err = racfg(monkeypatch, capsys, "history", INVENTORY, "--format", "json")
+    assert code == 0 and "Traceback" not in err
+    assert f"skipped {listed}: not the results of a smoke run" in err
+    assert f"skipped {odd}: a figure cannot be read" in err
+    assert [r["run"] for r in json.loads(out)["runs"]] == RUNS[2:]
+
+
 def test_no_runs_of_the_site_cannot_run(monkeypatch, capsys, state: Path) -> None:
     code, _, err = racfg(monkeypatch, capsys, "history", OTHER_SITE)
     assert code == 3 and "no smoke run of site lab" in err and f"{len(RUNS)} smoke run(s) of other sites" in err

@@ -224,8 +224,12 @@ def test_a_clean_full_run_says_how_to_accept_it(report: Report, state: Path,
     assert _baseline_step(report, "/x/runs/20261128-120000-smoke", accept=False, code=0) == 0
     assert "racfg smoke --accept-run 20261128-120000-smoke" in capsys.readouterr().err
     assert list_performance_baselines("smokelab") == []  # offered, not recorded
+    assert _baseline_step(report, "/x/runs/20261128-120000-smoke", accept=True, code=0) == 0  # --accept
+    assert load_performance_baseline("smokelab")["run"] == "/x/runs/20261128-120000-smoke"
+    capsys.readouterr()
     report.meta["options"]["skip"] = ["nccl"]
     assert _baseline_step(report, "/x/runs/20261128-120000-smoke", accept=False, code=0) == 0
     assert "--accept-run" not in capsys.readouterr().err  # a partial run is not offered
-    assert _baseline_step(report, "/x/runs/20261128-120000-smoke", accept=True, code=0) == 1
+    assert _baseline_step(report, "/x/runs/20261128-120500-smoke", accept=True, code=0) == 1
     assert "not a full run" in capsys.readouterr().err
+    assert len(list_performance_baselines("smokelab")) == 1  # the refused run recorded nothing

@@ -148,7 +148,7 @@ def _baseline_step(report: Report, run: str, accept: bool, code: int) -> int:
         typer.echo(f"racfg smoke: not accepted as the performance baseline: {'; '.join(reasons)}", err=True)
         return code or int(ExitCode.FINDINGS)
     if accept:
-        _recorded(record_performance_baseline(report, run))
+        _recorded(report.site, record_performance_baseline(report, run))
     elif not reasons:
         typer.echo(f"a clean full run: keep its figures as the performance baseline of site {report.site} with: "
                    f"racfg smoke --accept-run {Path(run).name}", err=True)
@@ -167,12 +167,16 @@ def _accept_run(ref: str) -> int:
         typer.echo(f"racfg smoke: {path.parent.name} not accepted as the performance baseline: {'; '.join(reasons)}",
                    err=True)
         return int(ExitCode.FINDINGS)
-    _recorded(record_performance_baseline(report, str(path.parent)))
+    _recorded(report.site, record_performance_baseline(report, str(path.parent)))
     return int(ExitCode.OK)
 
 
-def _recorded(where: Path) -> None:
-    say(f"performance baseline recorded: {where} (the one it replaces is kept in {where.name}.history)")
+def _recorded(site: str, where: Path) -> None:
+    from racfg.baseline.performance import list_performance_baselines
+
+    kept = list_performance_baselines(site)
+    earlier = f"; {len(kept) - 1} earlier kept in {where.name}.history" if len(kept) > 1 else ""
+    say(f"performance baseline recorded: {where}{earlier}")
 
 
 def _compare(runs: tuple[str, str], tolerance: float, fmt: ResultFormat, output: Path | None, verbose: bool) -> int:

@@ -204,6 +204,8 @@ def test_accept_run_keeps_a_finished_run_and_refuses_a_failed_one(tmp_path: Path
     assert "performance baseline recorded" in accepted.stdout
     kept = json.loads((state / "baseline" / "smokelab.performance" / FIGURES_FILE).read_text())
     assert kept["run"] == str(good) and "link.write.smdgx03:data0" in kept["items"]
+    again = racfg("--accept-run", str(good), state=state)
+    assert again.returncode == 0 and "1 earlier kept in smokelab.performance.history" in again.stdout
 
     missing = racfg("--accept-run", "no-such-run", state=state)
     assert missing.returncode == 2 and "--accept-run: no smoke run 'no-such-run'" in missing.stderr

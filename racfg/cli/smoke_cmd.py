@@ -91,7 +91,9 @@ def smoke(
     bandwidth per node and per step against the GPUs' NVLink and the data NICs, a slow step's node
     named by pairwise runs (acceptance.smoke.nccl; skipped without GPUs where none are required).
     Holds the site's deploy lock while it measures; changes nothing on hosts or switches. Each run is kept under
-    `.racfg/runs/TIME-smoke/` with its plots.
+    `.racfg/runs/TIME-smoke/` with its plots. A clean full run (no --skip, no --hosts) can be kept as the
+    site's performance baseline, every figure with its readings and conditions: --accept, or later
+    --accept-run RUN without measuring again.
     """
     opts.writable_dir("smoke", "--output", output)
     if compare is not None:
@@ -100,9 +102,7 @@ def smoke(
         raise typer.Exit(_accept_run(accept_run))
     if inventory is None:
         raise UsageError("smoke: give an inventory file (or --compare RUN_A RUN_B, or --accept-run RUN)")
-    if accept and (skip or hosts):
-        raise UsageError("smoke: --accept keeps a full run only; leave out --skip and --hosts",
-                         hint="a baseline holds every figure of the site, measured together")
+    _full_run_for_accept(accept, skip, hosts)
     from racfg.smoke.smoke_run import PHASES, SmokeOptions, run_smoke
 
     skipped = frozenset(opts.split_list(skip))
@@ -136,6 +136,13 @@ def smoke(
     if fmt is ResultFormat.table:
         say(f"run record: {record.path}")
     raise typer.Exit(_baseline_step(report, str(record.path), accept, code))
+
+
+def _full_run_for_accept(accept: bool, skip: str | None, hosts: str | None) -> None:
+    """--accept with --skip or --hosts is refused before anything is measured: it could not be kept."""
+    if accept and (skip or hosts):
+        raise UsageError("smoke: --accept keeps a full run only; leave out --skip and --hosts",
+                         hint="a baseline holds every figure of the site, measured together")
 
 
 def _baseline_step(report: Report, run: str, accept: bool, code: int) -> int:

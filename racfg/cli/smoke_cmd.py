@@ -15,13 +15,15 @@ from racfg.cli.providers import overrides_for
 from racfg.cli.reporting import emit
 from racfg.console import is_tty, say
 from racfg.errors import ExitCode, UsageError
+from racfg.results import Report
 from racfg.run_record import RunRecord
 
 SMOKE_EXIT = ("Exit codes: 0 every measurement met its reference; 1 something did not (a link below its share "
               "of line rate, scaling not linear, an outlier, drops on a switch port, a benchmark off its "
               "reference); 2 bad command line or invalid inventory; 3 could not measure (unreachable host, a "
               "deploy holding the site lock, interrupted). --compare: 1 when a metric got worse beyond the "
-              "tolerance.")
+              "tolerance. --accept, --accept-run: 1 when the run is not a passing full run (the reason named), "
+              "nothing recorded.")
 
 
 class _Progress:
@@ -68,6 +70,12 @@ def smoke(
         None, "--compare", help="Compare two runs (run directories or names under .racfg/runs): RUN_A RUN_B."),
     tolerance: float = typer.Option(0.05, "--tolerance", min=0, envvar="RACFG_TOLERANCE",
                                     help="--compare: a change within this share is 'same'."),
+    accept: bool = typer.Option(False, "--accept", help="Keep this run's figures as the site's performance "
+                                "baseline when it passes in full (no --skip, no --hosts); the earlier one is kept."),
+    accept_run: str | None = typer.Option(
+        None, "--accept-run", metavar="RUN", show_default=False,
+        help="Keep a finished run (a run directory or its name under .racfg/runs) as the site's performance "
+             "baseline, measuring nothing; it must have passed in full."),
     fmt: ResultFormat = FORMAT_OPTION,
     output: Path | None = OUTPUT_OPTION,
     verbose: bool = VERBOSE_OPTION,
@@ -83,13 +91,18 @@ def smoke(
     bandwidth per node and per step against the GPUs' NVLink and the data NICs, a slow step's node
     named by pairwise runs (acceptance.smoke.nccl; skipped without GPUs where none are required).
     Holds the site's deploy lock while it measures; changes nothing on hosts or switches. Each run is kept under
-    `.racfg/runs/TIME-smoke/` with its plots.
+    `.racfg/runs/TIME-smoke/` with its plots. A clean full run (no --skip, no --hosts) can be kept as the
+    site's performance baseline, every figure with its readings and conditions: --accept, or later
+    --accept-run RUN without measuring again.
     """
     opts.writable_dir("smoke", "--output", output)
     if compare is not None:
         raise typer.Exit(_compare(compare, tolerance, fmt, output, verbose))
+    if accept_run is not None:
+        raise typer.Exit(_accept_run(accept_run))
     if inventory is None:
-        raise UsageError("smoke: give an inventory file (or --compare RUN_A RUN_B)")
+        raise UsageError("smoke: give an inventory file (or --compare RUN_A RUN_B, or --accept-run RUN)")
+    _full_run_for_accept(accept, skip, hosts)
     from racfg.smoke.smoke_run import PHASES, SmokeOptions, run_smoke
 
     skipped = frozenset(opts.split_list(skip))
@@ -122,7 +135,55 @@ def smoke(
     code = emit(report, fmt, output, record.path, verbose)
     if fmt is ResultFormat.table:
         say(f"run record: {record.path}")
-    raise typer.Exit(code)
+    raise typer.Exit(_baseline_step(report, str(record.path), accept, code))
+
+
+def _full_run_for_accept(accept: bool, skip: str | None, hosts: str | None) -> None:
+    """--accept with --skip or --hosts is refused before anything is measured: it could not be kept."""
+    if accept and (skip or hosts):
+        raise UsageError("smoke: --accept keeps a full run only; leave out --skip and --hosts",
+                         hint="a baseline holds every figure of the site, measured together")
+
+
+def _baseline_step(report: Report, run: str, accept: bool, code: int) -> int:
+    """After a run: with --accept, keep it as the performance baseline (or say why not, exit 1 at least);
+    without, a clean full run says how to keep it without measuring again. Returns the exit code."""
+    from racfg.baseline.performance import record_performance_baseline, why_not_baseline
+
+    reasons = why_not_baseline(report)
+    if accept and reasons:
+        typer.echo(f"racfg smoke: not accepted as the performance baseline: {'; '.join(reasons)}", err=True)
+        return code or int(ExitCode.FINDINGS)
+    if accept:
+        _recorded(report.site, record_performance_baseline(report, run))
+    elif not reasons:
+        typer.echo(f"a clean full run: keep its figures as the performance baseline of site {report.site} with: "
+                   f"racfg smoke --accept-run {Path(run).name}", err=True)
+    return code
+
+
+def _accept_run(ref: str) -> int:
+    """``--accept-run RUN``: a finished run as the performance baseline (1 and why, when it cannot be one)."""
+    from racfg.baseline.performance import record_performance_baseline, why_not_baseline
+    from racfg.smoke.compare import load_report
+
+    with opts.refusals_of("smoke"):
+        path, report = load_report(ref, option="--accept-run")
+    reasons = why_not_baseline(report)
+    if reasons:
+        typer.echo(f"racfg smoke: {path.parent.name} not accepted as the performance baseline: {'; '.join(reasons)}",
+                   err=True)
+        return int(ExitCode.FINDINGS)
+    _recorded(report.site, record_performance_baseline(report, str(path.parent)))
+    return int(ExitCode.OK)
+
+
+def _recorded(site: str, where: Path) -> None:
+    from racfg.baseline.performance import list_performance_baselines
+
+    kept = list_performance_baselines(site)
+    earlier = f"; {len(kept) - 1} earlier kept in {where.name}.history" if len(kept) > 1 else ""
+    say(f"performance baseline recorded: {where}{earlier}")
 
 
 def _compare(runs: tuple[str, str], tolerance: float, fmt: ResultFormat, output: Path | None, verbose: bool) -> int:

@@ -18,25 +18,25 @@ from racfg.results import Report, Result, Status, expected_actual
 RESULTS_FILE = "results.json"
 
 
-def resolve_run(ref: str) -> Path:
-    """A run directory, its results.json, or a run name under ``.racfg/runs``."""
+def resolve_run(ref: str, option: str = "--compare") -> Path:
+    """A run directory, its results.json, or a run name under ``.racfg/runs`` (``option`` names it in an error)."""
     for candidate in (Path(ref), state_dir() / "runs" / ref):
         if candidate.is_file():
             return candidate
         if (candidate / RESULTS_FILE).is_file():
             return candidate / RESULTS_FILE
-    raise UsageError(f"--compare: no smoke run {ref!r} (no {RESULTS_FILE} there)",
+    raise UsageError(f"{option}: no smoke run {ref!r} (no {RESULTS_FILE} there)",
                      hint=f"runs are kept under {state_dir() / 'runs'}")
 
 
-def load_report(ref: str) -> tuple[Path, Report]:
-    path = resolve_run(ref)
+def load_report(ref: str, option: str = "--compare") -> tuple[Path, Report]:
+    path = resolve_run(ref, option)
     try:
         report = Report.from_dict(json.loads(path.read_text()))
     except (ValueError, KeyError, TypeError) as exc:
-        raise UsageError(f"--compare: {path} is not a results file ({exc})") from None
+        raise UsageError(f"{option}: {path} is not a results file ({exc})") from None
     if report.command != "smoke":
-        raise UsageError(f"--compare: {path} is a {report.command} run, not a smoke run")
+        raise UsageError(f"{option}: {path} is a {report.command} run, not a smoke run")
     return path, report
 
 

@@ -7,6 +7,8 @@ bounded and stopped on the way out, whatever ends the run (an error, a lost host
 
 from __future__ import annotations
 
+import hashlib
+import json
 import shlex
 import time
 from collections.abc import Iterator
@@ -14,6 +16,7 @@ from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 
+from racfg import __version__
 from racfg.connection import ConnectionOverrides
 from racfg.errors import CannotRunError
 from racfg.inventory.cluster import Cluster
@@ -75,8 +78,16 @@ def run_smoke(cluster: Cluster, overrides: ConnectionOverrides, options: SmokeOp
     report.elapsed = time.monotonic() - started
     report.meta = _meta(cluster, plan)
     report.meta["remeasure"] = options.remeasure
+    report.meta["options"] = {"skip": sorted(options.skip), "hosts": options.hosts}  # a full run? (a baseline's)
     report.notes = [*plan.notes, *remeasure_notes(run.results)]
     return report
+
+
+def inventory_digest(cluster: Cluster) -> str:
+    """sha256 of the inventory as racfg reads it (validated, defaults filled): a comment or a reordered
+    key leaves it alone, a changed value does not. A performance baseline keeps it as a condition."""
+    text = json.dumps(cluster.inventory.model_dump(mode="json"), sort_keys=True)
+    return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
 
 
 def _nic_rates(plan: SmokePlan, fleet: Fleet) -> SmokePlan:
@@ -97,7 +108,8 @@ def _nic_rates(plan: SmokePlan, fleet: Fleet) -> SmokePlan:
 
 def _meta(cluster: Cluster, plan: SmokePlan) -> dict:
     return {
-        "inventory": cluster.display, "lab": plan.lab, "duration_s": plan.duration_s, "omit_s": plan.omit_s,
+        "inventory": cluster.display, "inventory_digest": inventory_digest(cluster), "racfg_version": __version__,
+        "lab": plan.lab, "duration_s": plan.duration_s, "omit_s": plan.omit_s,
         "fio_runtime_s": plan.fio_runtime_s, "steps": plan.steps,
         "links": {link.key: {"rate_mbit": link.rate_mbit, "rate_source": link.rate_source, "mtu": link.mtu,
                              "tcp_ceiling": round(link.tcp_ceiling, 5), "processes": plan.processes_for(link)}

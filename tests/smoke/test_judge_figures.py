@@ -80,6 +80,21 @@ def test_fio_figures_from_a_recorded_lab_run(side, refs, statuses) -> None:
     assert results[0].data["seq_bytes_per_s"] > 0 and results[0].target == "st1"
 
 
+def test_a_run_on_several_hosts_keeps_each_hosts_own_figures_and_fios_version() -> None:
+    """Each storage node's figures within the run on all at once (a performance baseline's items), beside
+    the sum; a run on one host has its host's figure already and gets no second one."""
+    runs = [FioRun(FioTarget(host, ["/dev/nvme0n1"]), parse_fio(LAB_FIO)) for host in ("st1", "st2")]
+    [result] = fio_results(DRIVE, "all", runs, FioRefs(None, None))
+    metrics = {m["name"]: m for m in result.data["metrics"]}
+    for host in ("st1", "st2"):
+        assert metrics[f"storage.drive.seq.n2.{host}"]["value"] == pytest.approx(runs[0].seq_bytes_per_s / 1e9)
+        assert metrics[f"storage.drive.randiops.n2.{host}"]["unit"] == "IOPS"
+    assert metrics["storage.drive.seq.n2"]["value"] == pytest.approx(2 * runs[0].seq_bytes_per_s / 1e9)
+    assert result.data["fio_version"] == "fio-3.33"
+    [alone] = fio_results(DRIVE, "one", runs[:1], FioRefs(None, None))
+    assert sorted(m["name"] for m in alone.data["metrics"]) == ["storage.drive.randiops.n1", "storage.drive.seq.n1"]
+
+
 def test_a_failed_fio_run_is_an_error_naming_the_host() -> None:
     runs = [FioRun(FioTarget("st2", ["/dev/nvme0n1"]), None, "exit 1: no such file")]
     [result] = fio_results(DRIVE, "all", runs, FioRefs(None, None))

@@ -118,6 +118,12 @@ def test_cli_run_saturates_every_link_scales_linearly_and_writes_its_reports(lab
     compare = subprocess.run([*RACFG, "smoke", "--compare", str(record), str(record)], capture_output=True,
                              text=True, timeout=60)
     assert compare.returncode == 0 and "link.read.smdgx01:data0" in compare.stdout
+    # a run that left a phase out is not offered as the performance baseline, and is refused as one
+    assert "--accept-run" not in proc.stderr
+    accept = subprocess.run([*RACFG, "smoke", "--accept-run", str(record)], capture_output=True, text=True,
+                            timeout=60)
+    assert accept.returncode == 1 and "phases left out with --skip (rdma)" in accept.stderr, accept.stderr
+    assert not (state_dir / "baseline").exists()
     assert remote_tools(lab) == {}
 
 

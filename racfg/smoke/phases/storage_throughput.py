@@ -134,8 +134,10 @@ def fio_results(side: FioSide, label: str, runs: list[FioRun], refs: FioRefs) ->
     data = {"side": side.side, "hosts": [r.target.host for r in runs], "seq_bytes_per_s": round(seq),
             "rand_iops": round(iops), "per_host": {r.target.host: {"seq_bytes_per_s": round(r.seq_bytes_per_s),
                                                                    "rand_iops": round(r.rand_iops)} for r in runs},
+            "fio_version": runs[0].result.version if runs[0].result else "",
             "metrics": [metric(f"storage.{side.side}.seq.n{n}", seq / 1e9, "GB/s"),
-                        metric(f"storage.{side.side}.randiops.n{n}", iops, "IOPS")]}
+                        metric(f"storage.{side.side}.randiops.n{n}", iops, "IOPS"),
+                        *_per_host_metrics(side.side, runs)]}
     target = f"{side.side}s" if n > 1 else runs[0].target.host
     reason = (f"no acceptance.references.{side.key} for {n} node(s)" if side.side == "client" else
               f"a drive-side figure (no shared filesystem mounted); give acceptance.references.{side.key} to judge it")
@@ -144,6 +146,19 @@ def fio_results(side: FioSide, label: str, runs: list[FioRun], refs: FioRefs) ->
     if refs.iops is not None:
         out.append(reference_result(target, f"storage/{side.side}/iops/n{n}", "storage", iops, "IOPS", refs.iops,
                                     message, {"rand_iops": round(iops)}, ""))
+    return out
+
+
+def _per_host_metrics(side: str, runs: list[FioRun]) -> list[dict]:
+    """Each host's own figures of a run on several at once (one storage node, one client): a node that
+    slipped is seen by itself, not only in the sum. A run on one host is its host's figure already."""
+    if len(runs) < 2:
+        return []
+    n = len(runs)
+    out = []
+    for r in runs:
+        out += [metric(f"storage.{side}.seq.n{n}.{r.target.host}", r.seq_bytes_per_s / 1e9, "GB/s"),
+                metric(f"storage.{side}.randiops.n{n}.{r.target.host}", r.rand_iops, "IOPS")]
     return out
 
 

@@ -12,31 +12,41 @@ picture of a few hundred KB. No outline (an old run record, ``check``): no pictu
 from __future__ import annotations
 
 import html
+import re
 from typing import Any
 
-from racfg.results.model import STATUS_ORDER, Report, Status
+from racfg.results.model import Report, Status
 from racfg.results.wording import clean
 
 _COLOUR = {Status.FAIL: "#c62828", Status.ERROR: "#e67700", Status.SKIP: "#9e9e9e", Status.INFO: "#1565c0",
            Status.PASS: "#2e7d32"}
 _UNCHECKED = "#cfd8dc"
+_RANK = {Status.FAIL: 0, Status.ERROR: 1, Status.PASS: 2, Status.SKIP: 3}
+_NIC = re.compile(r"\[([\w.-]+)\]$")
 _LABELLED_PORTS = 96  # up to this many ports each gets a labelled box; above, a square with a tooltip
 _SWITCH_H = 26
 
 
-def link_figures(report: Report) -> dict[str, tuple[Status, float | None]]:
-    """Per link (``host:nic``): the worst status of its results and the lowest measured share of line rate."""
+def link_figures(report: Report, links: set[str]) -> dict[str, tuple[Status, float | None]]:
+    """Per link (``host:nic``, one of ``links``): the worst verdict about it and the lowest measured share of
+    line rate. A result is about a link when its target is the link (smoke) or its target is the host and its
+    check names the NIC (validate's ``dgx01/network/mtu[data0]``). A skip colours a link only where nothing
+    else was said of it (RDMA not measured says nothing of a link TCP filled); a reading (info) never."""
     out: dict[str, tuple[Status, float | None]] = {}
     for result in report.results:
-        if ":" not in result.target:
+        link = result.target
+        if link not in links:
+            nic = _NIC.search(result.check)
+            link = f"{result.target}:{nic.group(1)}" if nic else ""
+        if link not in links or result.status is Status.INFO:
             continue
-        status, share = out.get(result.target, (Status.PASS, None))
-        if STATUS_ORDER[result.status] < STATUS_ORDER[status] and result.status is not Status.INFO:
+        status, share = out.get(link, (Status.SKIP, None))
+        if _RANK[result.status] < _RANK[status]:
             status = result.status
         measured = result.data.get("share_of_line") if isinstance(result.data, dict) else None
         if isinstance(measured, (int, float)):
             share = measured if share is None else min(share, measured)
-        out[result.target] = (status, share)
+        out[link] = (status, share)
     return out
 
 
@@ -60,7 +70,7 @@ def fabric_svg(report: Report) -> str:
     centre = {n: 10 + i * col_w + col_w / 2 for i, n in enumerate(lower)}
     spine_step = (width - 20) / max(len(spines), 1)
     centre.update({n: 10 + i * spine_step + spine_step / 2 for i, n in enumerate(spines)})
-    figures = link_figures(report)
+    figures = link_figures(report, {row[2] for rows in ports.values() for row in rows})
     body: list[str] = []
     for leaf, spine, count, gbps in outline.get("isls", []):
         if leaf in centre and spine in centre:
@@ -87,7 +97,9 @@ def fabric_svg(report: Report) -> str:
                     f"<title>{_e(name)} ({_e(tiers[name])}, {len(ports.get(name, []))} host ports)</title></g>")
     height = deepest + 12
     measured = sum(1 for _, share in figures.values() if share is not None)
-    legend = (f'<p class="legend">{len(spines)} spines, {len(lower)} {"leaves" if spines else "switches"}, '
+    tiers_text = (f"{len(spines)} spines, {len(lower)} leaves" if spines else
+                  f"{len(lower)} switch{'' if len(lower) == 1 else 'es'}")
+    legend = (f'<p class="legend">{tiers_text}, '
               f"{sum(len(p) for p in ports.values())} host ports; {measured} links measured (share of line rate, "
               "the lower direction). Colour: the worst result about the link; pale: no result.</p>")
     return (f'<section class="fabric" aria-label="Fabric"><h2>Fabric</h2>{legend}<div class="svgbox">'

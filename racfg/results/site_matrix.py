@@ -14,9 +14,10 @@ import html
 from dataclasses import dataclass, field
 from urllib.parse import quote
 
-from racfg.results.model import STATUS_ORDER, Report, Status, natural_key
+from racfg.results.model import Report, Status, natural_key
 from racfg.results.wording import clean
 
+_RANK = {Status.FAIL: 0, Status.ERROR: 1, Status.PASS: 2, Status.SKIP: 3, Status.INFO: 4}
 _LETTER = {Status.FAIL: "f", Status.ERROR: "e", Status.SKIP: "s", Status.INFO: "i", Status.PASS: "p"}
 
 
@@ -33,10 +34,11 @@ class MatrixRow:
     cells: dict[str, dict[Status, int]] = field(default_factory=dict)
 
     def worst(self, category: str | None = None) -> Status | None:
-        """The worst status of one cell (or of the whole row); None where it holds no result."""
+        """The worst verdict of one cell (or of the whole row); None where it holds no result. A skip or a
+        reading shows only where nothing was judged: a cell of ten passes and one skip reads as passed."""
         counts = [self.cells[category]] if category else list(self.cells.values())
         found = [s for c in counts for s, n in c.items() if n]
-        return min(found, key=lambda s: STATUS_ORDER[s]) if found else None
+        return min(found, key=_RANK.__getitem__) if found else None
 
     def troubled(self) -> bool:
         return self.worst() in (Status.FAIL, Status.ERROR)
@@ -50,7 +52,7 @@ def site_matrix(report: Report) -> tuple[list[str], list[MatrixRow]]:
         cell = row.cells.setdefault(result.category, {})
         cell[result.status] = cell.get(result.status, 0) + 1
     categories = sorted({c for row in rows.values() for c in row.cells})
-    ordered = sorted(rows.values(), key=lambda r: (STATUS_ORDER[r.worst() or Status.PASS] > 1, natural_key(r.host)))
+    ordered = sorted(rows.values(), key=lambda r: (not r.troubled(), natural_key(r.host)))
     return categories, ordered
 
 

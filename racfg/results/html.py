@@ -20,6 +20,7 @@ from pathlib import Path
 
 from racfg.results import row_store
 from racfg.results.fabric_drawing import fabric_svg
+from racfg.results.figure_views import heatmap_html, trends_html
 from racfg.results.model import Report, Result, Status
 from racfg.results.site_matrix import host_of, matrix_html
 from racfg.results.wording import (
@@ -134,6 +135,7 @@ section.skips p.targets { margin: 4px 0 8px; color: #444; font-size: 13px; overf
 svg .isl { stroke: #90a4ae; stroke-width: 1.2; } svg .sw rect { fill: #37474f; }
 svg .sw text { fill: #fff; font-size: 12px; text-anchor: middle; } svg .sw.small text { font-size: 10px; }
 svg text.port { font-size: 11px; }
+figure.trend { margin: 0 12px 8px 0; padding: 4px 8px; } table.heat td { width: 34px; color: #fff; font-size: 11px; }
 p.legend, p.drawn { color: var(--muted); margin: 2px 0 6px; font-size: 13px; }
 """
 
@@ -220,7 +222,8 @@ def render_html(report: Report) -> str:
     if views:
         parts.append(f'<section class="problems" aria-label="Problems"><h2>{len(views)} problem'
                      f'{"" if len(views) == 1 else "s"}</h2>' + "".join(_problem(v) for v in views) + "</section>")
-    parts += [matrix_html(report), fabric_svg(report), _skips(report)]
+    parts += [matrix_html(report), fabric_svg(report), heatmap_html(report.meta), trends_html(report.meta),
+              _skips(report)]
     parts.append(_filters(counts))
     on_demand = len(report.results) > row_store.INLINE_ROWS
     parts.append(_empty_table(len(report.results)) if on_demand else _results_table(groups))
@@ -339,7 +342,7 @@ def _attachment(path_text: str) -> str:
             f"<figcaption>{_e(path.name)}</figcaption></figure>")
 
 
-_DRAWN_META = ("fabric",)  # meta the report draws rather than lists
+_DRAWN_META = ("fabric", "peer_heatmap", "trends")  # meta the report draws rather than lists
 
 
 def _meta_table(meta: dict[str, object]) -> str:

@@ -177,3 +177,24 @@ def test_the_page_references_nothing_outside_itself(thousand_hosts: tuple[Report
     for text in (small, thousand_hosts[1]):
         assert "http://" not in text and "https://" not in text and "@import" not in text and "url(" not in text
         assert " src=" not in text.replace(' src="data:', "")
+
+
+def test_heat_map_and_trends_appear_when_their_data_is_present() -> None:
+    report = realistic_report()
+    doc = _parse(render_report(report, "html"))
+    assert not [s for s in doc.iter("section") if s.get("class") in ("heatmap", "trends")], "no data, no section"
+    report.meta["peer_heatmap"] = {"figures": ["link.to-storage", "storage.read"],
+                                   "nodes": {"dgx01": [1.0, None], "dgx02": [0.94, 1.01], "stor01": [0.8, 0.99]}}
+    report.meta["trends"] = {"scaling.aggregate.n16": {"unit": "Mbit/s", "points": [["r1", 3900], ["r2", 3950],
+                                                                                      ["r3", 3610]]}}
+    doc = _parse(render_report(report, "html"))
+    heat = _section(doc, "heatmap")
+    rows = {tr.find("th").text: [td.get("class") for td in tr.findall("td")] for tr in heat.find(".//tbody")}
+    assert list(rows) == ["stor01", "dgx02", "dgx01"], "the lowest against its peers first"
+    assert rows == {"stor01": ["f", "p"], "dgx02": ["e", "p"], "dgx01": ["p", None]}
+    trend = _section(doc, "trends")
+    (line,) = _svg(trend, "polyline")
+    assert len(line.get("points").split()) == 3
+    assert _text(trend.find(".//figcaption")) == "scaling.aggregate.n16: 3610 Mbit/s"
+    meta_keys = [_text(tr.find("th")) for t in doc.iter("table") if t.get("class") == "meta" for tr in t.iter("tr")]
+    assert "peer_heatmap" not in meta_keys and "trends" not in meta_keys

@@ -220,8 +220,7 @@ def render_html(report: Report) -> str:
                      + "".join(f"<p>{_e(note)}</p>" for note in report.notes) + "</section>")
     views = problem_views(report)
     if views:
-        parts.append(f'<section class="problems" aria-label="Problems"><h2>{len(views)} problem'
-                     f'{"" if len(views) == 1 else "s"}</h2>' + "".join(_problem(v) for v in views) + "</section>")
+        parts.append(_problems(views))
     parts += [matrix_html(report), fabric_svg(report), heatmap_html(report.meta), trends_html(report.meta),
               _skips(report)]
     parts.append(_filters(counts))
@@ -307,12 +306,28 @@ def _target_body(group: TargetGroup) -> str:
             f'<span class="tally">{_e(group.tally())}</span></th></tr>{rows}</tbody>')
 
 
+_PROBLEMS_OPEN, _RESULTS_OPEN = 5, 4  # shown at once; the rest folded, so the matrix stays near the top
+
+
+def _problems(views: list[ProblemView]) -> str:
+    shown = "".join(_problem(v) for v in views[:_PROBLEMS_OPEN])
+    rest = views[_PROBLEMS_OPEN:]
+    folded = (f"<details><summary>{len(rest)} more problem{'' if len(rest) == 1 else 's'}</summary>"
+              + "".join(_problem(v) for v in rest) + "</details>") if rest else ""
+    return (f'<section class="problems" aria-label="Problems"><h2>{len(views)} problem'
+            f'{"" if len(views) == 1 else "s"}</h2>{shown}{folded}</section>')
+
+
 def _problem(view: ProblemView) -> str:
     fix = f'<p>fix: <code class="fix">{_e(view.problem.fix)}</code></p>' if view.problem.fix else ""
-    items = "".join(f'<li><span class="st {r.status}">{STATUS_LABEL[r.status]}</span> <code>{_e(r.check)}</code> '
-                    f"{_e(headline(r))}</li>" for r in view.results)
+    items = [f'<li><span class="st {r.status}">{STATUS_LABEL[r.status]}</span> <code>{_e(r.check)}</code> '
+             f"{_e(headline(r))}</li>" for r in view.results]
+    listed = "".join(items[:_RESULTS_OPEN])
+    if len(items) > _RESULTS_OPEN:
+        listed += (f"<li><details><summary>{len(items) - _RESULTS_OPEN} more</summary><ul>"
+                   + "".join(items[_RESULTS_OPEN:]) + "</ul></details></li>")
     return (f'<article class="problem" data-problem="{_e(view.problem.id)}"><h3>{_e(view.problem.cause)}</h3>'
-            f'<p class="pid">{_e(view.problem.id)}</p>{fix}<ul>{items}</ul></article>')
+            f'<p class="pid">{_e(view.problem.id)}</p>{fix}<ul>{listed}</ul></article>')
 
 
 def _row(result: Result) -> str:

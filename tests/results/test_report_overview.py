@@ -198,3 +198,21 @@ def test_heat_map_and_trends_appear_when_their_data_is_present() -> None:
     assert _text(trend.find(".//figcaption")) == "scaling.aggregate.n16: 3610 Mbit/s"
     meta_keys = [_text(tr.find("th")) for t in doc.iter("table") if t.get("class") == "meta" for tr in t.iter("tr")]
     assert "peer_heatmap" not in meta_keys and "trends" not in meta_keys
+
+
+def test_many_problems_fold_after_the_first_five_so_the_matrix_stays_near_the_top() -> None:
+    from racfg.results.problems import Problem
+
+    results = [Result(f"dgx{i:02d}", f"dgx{i:02d}/os/check[{j}]", "os", Status.FAIL, "broken", fix="do it")
+               for i in range(12) for j in range(7)]
+    problems = [Problem(f"check:dgx{i:02d}", "check", f"dgx{i:02d}", f"dgx{i:02d} broken", "do it",
+                        f"dgx{i:02d}/os/check[0]", tuple(f"dgx{i:02d}/os/check[{j}]" for j in range(1, 7)))
+                for i in range(12)]
+    doc = _parse(render_report(Report("validate", "s", results, problems=problems), "html"))
+    section = _section(doc, "problems")
+    outside = [a.get("data-problem") for a in section.findall("article")]
+    folded = [a.get("data-problem") for a in section.find("details").iter("article")]
+    assert outside == [p.id for p in problems[:5]] and folded == [p.id for p in problems[5:]]
+    first = section.find("article")
+    assert len(first.find("ul").findall("li")) == 5, "four results, then the other three folded"
+    assert len(list(first.find("ul").find("li/details").iter("li"))) == 3

@@ -2,9 +2,13 @@
 
 Everything is inline (CSS, a few lines of JS, PNG plots as base64), nothing is fetched, so it
 opens the same from a laptop's Downloads folder as on an air-gapped cluster. It reads at a
-glance: the summary as coloured badges, failures first, red/amber/grey/green for
-fail/error/skip/pass, the fix next to each failure. Without JavaScript every row is shown; with
-it the status buttons and the text box filter rows. Every piece of result text is escaped with
+glance at any size: the summary as coloured badges, then the problems, the host x category matrix
+(racfg.results.site_matrix), the fabric drawn with each link's figure (racfg.results.fabric_drawing),
+the heat map and trends where the run has them (racfg.results.figure_views), the skips grouped by
+reason, then the rows: red/amber/grey/green for fail/error/skip/pass, the fix next to each failure.
+Up to ``row_store.INLINE_ROWS`` results every row is in the page (shown without JavaScript; with it
+the status buttons and the text box filter them); above, rows are drawn on demand from one compact
+JSON block (racfg.results.row_store), so a 1,000-host report stays a few MB. Every piece of result text is escaped with
 ``html.escape`` (control characters cleaned first), so captured output cannot break the page.
 Problems (the diagnosis) come first, each with its cause, fix and the failures it explains; every
 row a problem holds carries ``data-cause`` with the problem's id.

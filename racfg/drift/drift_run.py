@@ -28,6 +28,8 @@ from racfg.deploy.switch_read import SwitchesRead, read_switches
 from racfg.drift.config import ANSIBLE_STOPPED, FactsRead, config_layer, deploy_fix
 from racfg.drift.environment import Change, host_changes, switch_changes
 from racfg.drift.fabric_environment import fabric_changes, fabric_view
+from racfg.intent import site_intent
+from racfg.intent.fabric_outline import fabric_outline
 from racfg.inventory import Cluster
 from racfg.lock.local import site_change_lock
 from racfg.render import write_rendered
@@ -203,7 +205,7 @@ def run_drift(cluster: Cluster, options: DriftOptions, overrides: ConnectionOver
     report = Report("drift", cluster.name, results, elapsed=time.monotonic() - start, meta={
         "inventory": cluster.display, "run": str(record.path), "layers_seconds": timings, "switches": switches,
         "baseline": (baseline or {}).get("meta", {}).get("id"),
-        "baseline_label": _label(baseline), "limit": options.limit,
+        "baseline_label": _label(baseline), "limit": options.limit, "fabric": fabric_outline(site_intent(cluster)),
     })
     if baseline is None and "environment" in layers:
         report.notes.append("no baseline yet: environment drift needs one (a full, successful deploy records it, "

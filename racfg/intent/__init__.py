@@ -10,7 +10,8 @@ from it (racfg.switches.intent), validate, drift and smoke judge against it
 (racfg.validate.fabric_routing, racfg.drift.fabric_environment). Why one model: each of those once re-derived the
 fabric on its own, some from the rendered variables, so two readings of one inventory could differ.
 
-Modules: ``site_model`` (the dataclasses) and ``build`` (the one builder, cached per Cluster).
+Modules: ``site_model`` (the dataclasses), ``build`` (the one builder, cached per Cluster) and
+``fabric_outline`` (the fabric as plain data, for the report's picture).
 """
 
 from racfg.intent.build import site_intent

@@ -2,9 +2,13 @@
 
 Everything is inline (CSS, a few lines of JS, PNG plots as base64), nothing is fetched, so it
 opens the same from a laptop's Downloads folder as on an air-gapped cluster. It reads at a
-glance: the summary as coloured badges, failures first, red/amber/grey/green for
-fail/error/skip/pass, the fix next to each failure. Without JavaScript every row is shown; with
-it the status buttons and the text box filter rows. Every piece of result text is escaped with
+glance at any size: the summary as coloured badges, then the problems, the host x category matrix
+(racfg.results.site_matrix), the fabric drawn with each link's figure (racfg.results.fabric_drawing),
+the heat map and trends where the run has them (racfg.results.figure_views), the skips grouped by
+reason, then the rows: red/amber/grey/green for fail/error/skip/pass, the fix next to each failure.
+Up to ``row_store.INLINE_ROWS`` results every row is in the page (shown without JavaScript; with it
+the status buttons and the text box filter them); above, rows are drawn on demand from one compact
+JSON block (racfg.results.row_store), so a 1,000-host report stays a few MB. Every piece of result text is escaped with
 ``html.escape`` (control characters cleaned first), so captured output cannot break the page.
 Problems (the diagnosis) come first, each with its cause, fix and the failures it explains; every
 row a problem holds carries ``data-cause`` with the problem's id.
@@ -18,7 +22,11 @@ import json
 import mimetypes
 from pathlib import Path
 
+from racfg.results import row_store
+from racfg.results.fabric_drawing import fabric_svg
+from racfg.results.figure_views import heatmap_html, trends_html
 from racfg.results.model import Report, Result, Status
+from racfg.results.site_matrix import host_of, matrix_html
 from racfg.results.wording import (
     STATUS_LABEL,
     ProblemView,
@@ -28,6 +36,7 @@ from racfg.results.wording import (
     count_phrase,
     headline,
     problem_views,
+    skip_groups,
     title,
 )
 
@@ -110,22 +119,47 @@ section.problems h3 { margin: 0 0 4px; font-size: 15px; }
 section.problems .pid { color: var(--muted); font-family: ui-monospace, Menlo, Consolas, monospace; font-size: 12px; }
 section.problems code.fix { background: #1f2933; color: #e8f0f8; padding: 2px 7px; border-radius: 4px; }
 section.problems ul { margin: 6px 0 0; padding-left: 18px; }
+h2 .tally, summary .tally { font-weight: 400; color: var(--muted); margin-left: 10px; font-size: 13px; }
+table.matrix { border-collapse: collapse; background: #fff; font-size: 12px; margin: 4px 0 8px; }
+table.matrix th { text-align: left; padding: 1px 8px 1px 2px; font-weight: 500; white-space: nowrap; }
+table.matrix thead th { vertical-align: bottom; height: 90px; padding: 0; }
+table.matrix thead th span { display: inline-block; writing-mode: vertical-rl; transform: rotate(180deg);
+  white-space: nowrap; padding: 2px; color: #444; }
+table.matrix td { width: 22px; height: 17px; border: 1px solid #fff; text-align: center; padding: 0; }
+table.matrix td a { display: block; color: #fff; text-decoration: none; font-weight: 700; }
+table.matrix td.f { background: var(--fail); } table.matrix td.e { background: var(--error); }
+table.matrix td.s { background: #bdbdbd; } table.matrix td.i { background: #90caf9; }
+table.matrix td.p { background: #81c784; } table.matrix th a { color: var(--ink); }
+section.matrix details summary, section.skips summary { cursor: pointer; padding: 3px 0; }
+section.skips details { background: #fff; border: 1px solid var(--line); border-radius: 6px; padding: 2px 10px;
+  margin: 4px 0; }
+section.skips p.targets { margin: 4px 0 8px; color: #444; font-size: 13px; overflow-wrap: anywhere; }
+.svgbox { overflow-x: auto; background: #fff; border: 1px solid var(--line); border-radius: 6px; padding: 6px; }
+.svgbox svg { max-width: 100%; height: auto; }
+svg .isl { stroke: #90a4ae; stroke-width: 1.2; } svg .sw rect { fill: #37474f; }
+svg .sw text { fill: #fff; font-size: 12px; text-anchor: middle; } svg .sw.small text { font-size: 10px; }
+svg text.port { font-size: 11px; }
+figure.trend { margin: 0 12px 8px 0; padding: 4px 8px; } table.heat td { width: 34px; color: #fff; font-size: 11px; }
+p.legend, p.drawn { color: var(--muted); margin: 2px 0 6px; font-size: 13px; }
 """
 
 # Status buttons toggle statuses on and off; the text box keeps rows whose text (or target) holds it.
 # A target whose rows are all hidden hides its heading too. ``report.html#q=dgx03`` opens pre-filtered
-# (a link to one host's part of the report).
+# (a link to one host's part of the report), ``#h=dgx03`` (``&c=network``) shows one host (one cell of
+# the matrix). On a large report (row_store's script loaded first) the text box and the links draw rows.
 _JS = """
 (function () {
-  var on = {fail: true, error: true, skip: true, info: true, pass: true};
+  var on = {fail: true, error: true, skip: true, info: true, pass: true}, only = null, lazy = !!window.racfgShow;
   var box = document.getElementById("q");
   var shown = document.getElementById("shown");
   function apply() {
-    var q = box.value.trim().toLowerCase(), total = 0;
+    var q = lazy ? "" : box.value.trim().toLowerCase(), total = 0;
     document.querySelectorAll("tbody.target").forEach(function (tb) {
       var n = 0, target = (tb.getAttribute("data-target") || "").toLowerCase();
+      var mine = lazy || !only || tb.getAttribute("data-host") === only.h;
       tb.querySelectorAll("tr.r").forEach(function (tr) {
-        var ok = on[tr.getAttribute("data-status")] &&
+        var ok = mine && on[tr.getAttribute("data-status")] &&
+          (lazy || !only || !only.c || tr.children[2].textContent === only.c) &&
           (!q || target.indexOf(q) >= 0 || tr.textContent.toLowerCase().indexOf(q) >= 0);
         tr.hidden = !ok;
         if (ok) { n += 1; }
@@ -134,6 +168,20 @@ _JS = """
       total += n;
     });
     shown.textContent = total + " shown";
+  }
+  window.racfgApply = apply;
+  function route() {
+    var h = location.hash, args = {};
+    h.slice(1).split("&").forEach(function (kv) {
+      var i = kv.indexOf("=");
+      if (i > 0) { args[kv.slice(0, i)] = decodeURIComponent(kv.slice(i + 1)); }
+    });
+    only = args.h ? {h: args.h, c: args.c} : null;
+    if (args.q !== undefined) { box.value = args.q; }
+    if (lazy) {
+      if (only) { window.racfgHost(only.h, only.c); } else { window.racfgText(box.value.trim()); }
+    } else { apply(); }
+    if (only) { document.querySelector("table.results").scrollIntoView(); }
   }
   document.querySelectorAll("button[data-status]").forEach(function (b) {
     b.addEventListener("click", function () {
@@ -144,9 +192,12 @@ _JS = """
       apply();
     });
   });
-  box.addEventListener("input", apply);
-  if (location.hash.indexOf("#q=") === 0) { box.value = decodeURIComponent(location.hash.slice(3)); }
-  apply();
+  box.addEventListener(lazy ? "change" : "input", function () {
+    only = null;
+    if (lazy) { window.racfgText(box.value.trim()); } else { apply(); }
+  });
+  window.addEventListener("hashchange", route);
+  route();
 })();
 """
 
@@ -173,10 +224,12 @@ def render_html(report: Report) -> str:
                      + "".join(f"<p>{_e(note)}</p>" for note in report.notes) + "</section>")
     views = problem_views(report)
     if views:
-        parts.append(f'<section class="problems" aria-label="Problems"><h2>{len(views)} problem'
-                     f'{"" if len(views) == 1 else "s"}</h2>' + "".join(_problem(v) for v in views) + "</section>")
+        parts.append(_problems(views))
+    parts += [matrix_html(report), fabric_svg(report), heatmap_html(report.meta), trends_html(report.meta),
+              _skips(report)]
     parts.append(_filters(counts))
-    parts.append(_results_table(groups))
+    on_demand = len(report.results) > row_store.INLINE_ROWS
+    parts.append(_empty_table(len(report.results)) if on_demand else _results_table(groups))
     if report.attachments:
         parts.append("<h2>Attachments</h2>")
         parts.append('<section class="attachments">' + "".join(_attachment(a) for a in report.attachments)
@@ -186,6 +239,9 @@ def render_html(report: Report) -> str:
         parts.append(_meta_table(report.meta))
     parts += ["</main>", f"<footer>{_e(report.summary_line())} · generated by racfg</footer>",
               f"<script>{_JS}</script>", "</body>", "</html>"]
+    if on_demand:
+        parts[-3:-2] = [f'<script type="application/json" id="rows">{row_store.packed_rows(report)}</script>',
+                        f"<script>{row_store.JS}</script>", f"<script>{_JS}</script>"]
     return "\n".join(parts) + "\n"
 
 
@@ -227,19 +283,55 @@ def _results_table(groups: list[TargetGroup]) -> str:
     return f'<table class="results">{head}{bodies}</table>'
 
 
+def _empty_table(total: int) -> str:
+    """The table of a large report: no rows yet; row_store's script draws them on demand."""
+    head = "<thead><tr>" + "".join(f"<th>{c}</th>" for c in _COLUMNS) + "</tr></thead>"
+    return (f'<p class="drawn">{total} results, drawn on demand: a host or a cell in the matrix, or the filter box '
+            f'(Enter). <span id="drawn"></span></p><table class="results">{head}</table>')
+
+
+def _skips(report: Report) -> str:
+    """Skips grouped by reason (as the terminal prints them), each reason's targets folded under it."""
+    groups = skip_groups(report.results)
+    if not groups:
+        return ""
+    items = "".join(f'<details class="skip"><summary><span class="st skip">SKIP</span> {_e(g.reason)} '
+                    f'<span class="tally">{g.count} check{"" if g.count == 1 else "s"}, {len(g.targets)} target'
+                    f'{"" if len(g.targets) == 1 else "s"}</span></summary><p class="targets">'
+                    f'{_e(", ".join(g.targets))}</p></details>' for g in groups)
+    return (f'<section class="skips" aria-label="Skips by reason"><h2>Skipped, by reason '
+            f'<span class="tally">{sum(g.count for g in groups)} checks</span></h2>{items}</section>')
+
+
 def _target_body(group: TargetGroup) -> str:
     rows = "".join(_row(r) for r in group.results)
-    return (f'<tbody class="target" data-target="{_e(group.target)}">'
+    return (f'<tbody class="target" data-target="{_e(group.target)}" data-host="{_e(host_of(group.target))}">'
             f'<tr class="group {group.worst()}"><th colspan="{len(_COLUMNS)}">{_e(group.target)}'
             f'<span class="tally">{_e(group.tally())}</span></th></tr>{rows}</tbody>')
 
 
+_PROBLEMS_OPEN, _RESULTS_OPEN = 5, 4  # shown at once; the rest folded, so the matrix stays near the top
+
+
+def _problems(views: list[ProblemView]) -> str:
+    shown = "".join(_problem(v) for v in views[:_PROBLEMS_OPEN])
+    rest = views[_PROBLEMS_OPEN:]
+    folded = (f"<details><summary>{len(rest)} more problem{'' if len(rest) == 1 else 's'}</summary>"
+              + "".join(_problem(v) for v in rest) + "</details>") if rest else ""
+    return (f'<section class="problems" aria-label="Problems"><h2>{len(views)} problem'
+            f'{"" if len(views) == 1 else "s"}</h2>{shown}{folded}</section>')
+
+
 def _problem(view: ProblemView) -> str:
     fix = f'<p>fix: <code class="fix">{_e(view.problem.fix)}</code></p>' if view.problem.fix else ""
-    items = "".join(f'<li><span class="st {r.status}">{STATUS_LABEL[r.status]}</span> <code>{_e(r.check)}</code> '
-                    f"{_e(headline(r))}</li>" for r in view.results)
+    items = [f'<li><span class="st {r.status}">{STATUS_LABEL[r.status]}</span> <code>{_e(r.check)}</code> '
+             f"{_e(headline(r))}</li>" for r in view.results]
+    listed = "".join(items[:_RESULTS_OPEN])
+    if len(items) > _RESULTS_OPEN:
+        listed += (f"<li><details><summary>{len(items) - _RESULTS_OPEN} more</summary><ul>"
+                   + "".join(items[_RESULTS_OPEN:]) + "</ul></details></li>")
     return (f'<article class="problem" data-problem="{_e(view.problem.id)}"><h3>{_e(view.problem.cause)}</h3>'
-            f'<p class="pid">{_e(view.problem.id)}</p>{fix}<ul>{items}</ul></article>')
+            f'<p class="pid">{_e(view.problem.id)}</p>{fix}<ul>{listed}</ul></article>')
 
 
 def _row(result: Result) -> str:
@@ -269,8 +361,12 @@ def _attachment(path_text: str) -> str:
             f"<figcaption>{_e(path.name)}</figcaption></figure>")
 
 
+_DRAWN_META = ("fabric", "peer_heatmap", "trends")  # meta the report draws rather than lists
+
+
 def _meta_table(meta: dict[str, object]) -> str:
-    rows = "".join(f"<tr><th>{_e(key)}</th><td>{_e(_meta_value(value))}</td></tr>" for key, value in meta.items())
+    rows = "".join(f"<tr><th>{_e(key)}</th><td>{_e(_meta_value(value))}</td></tr>" for key, value in meta.items()
+                   if key not in _DRAWN_META)
     return f'<table class="meta">{rows}</table>'
 
 

@@ -19,6 +19,8 @@ from pathlib import Path
 from racfg import __version__
 from racfg.connection import ConnectionOverrides
 from racfg.errors import CannotRunError
+from racfg.intent import site_intent
+from racfg.intent.fabric_outline import fabric_outline
 from racfg.inventory.cluster import Cluster
 from racfg.lock.local import site_change_lock
 from racfg.policy.budget import bandwidth_budget
@@ -117,5 +119,6 @@ def _meta(cluster: Cluster, plan: SmokePlan) -> dict:
         "storage_links": {link.key: {"rate_mbit": link.rate_mbit, "rate_source": link.rate_source}
                           for link in plan.storage},
         "budget": bandwidth_budget(cluster).as_dict(),
+        "fabric": fabric_outline(site_intent(cluster)),
     }
 

@@ -21,6 +21,7 @@ import pytest
 from racfg.connection import NO_OVERRIDES, ConnectionOverrides
 from racfg.errors import UsageError
 from racfg.intent import site_intent
+from racfg.intent.fabric_outline import fabric_outline
 from racfg.inventory import Cluster
 from racfg.paths import validators_dir
 from racfg.render import write_rendered
@@ -142,4 +143,5 @@ def run_validate(cluster: Cluster, options: ValidateOptions, overrides: Connecti
 def _meta(cluster: Cluster, record: RunRecord, overrides: ConnectionOverrides,
           options: ValidateOptions) -> dict[str, Any]:
     return {"inventory": cluster.display, "run": str(record.path), "provider": overrides.provider or None,
-            "limit": options.limit, "checks": options.checks or None, "categories": options.categories or None}
+            "limit": options.limit, "checks": options.checks or None, "categories": options.categories or None,
+            "fabric": fabric_outline(site_intent(cluster))}

@@ -21,14 +21,17 @@ from racfg.history.key_figures import family_of, key_figures
 from racfg.history.run_figures import Figure
 
 REPO = Path(__file__).resolve().parents[2]
-RECORDED = REPO / "tests" / "recordings" / "smoke-history"
+RECORDINGS = REPO / "tests" / "recordings"
+# each run's recorded results.json; the 11:56 run is the baseline's recording, kept once (smoke-smokelab)
+SOURCES = {p.name: p for p in (RECORDINGS / "smoke-history").iterdir() if p.is_dir()} | {
+    "20261128-115605-smoke": RECORDINGS / "smoke-smokelab"}
 INVENTORY = str(REPO / "tests" / "smoke" / "smokelab.yaml")  # site smokelab, the recordings' site
 OTHER_SITE = str(REPO / "inventory" / "lab.yaml")
-RUNS = sorted(p.name for p in RECORDED.iterdir() if p.is_dir())
+RUNS = sorted(SOURCES)
 
 
 def raw(run: str) -> dict:
-    return json.loads((RECORDED / run / "results.json").read_text())
+    return json.loads((SOURCES[run] / "results.json").read_text())
 
 
 def metrics(run: str) -> dict[str, float]:
@@ -45,7 +48,8 @@ def state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.chdir(tmp_path)
     runs = tmp_path / "state" / "runs"
     for run in RUNS:
-        shutil.copytree(RECORDED / run, runs / run)
+        (runs / run).mkdir(parents=True)
+        shutil.copyfile(SOURCES[run] / "results.json", runs / run / "results.json")
     (runs / "20261128-100000-drift").mkdir()
     (runs / "20261128-100000-drift" / "results.json").write_text('{"command": "drift", "site": "smokelab"}')
     return tmp_path / "state"

@@ -7,6 +7,7 @@ up, so a caller's error reads "lab X is not up (hint: racfg lab up ...)" instead
 
 from __future__ import annotations
 
+import os
 import subprocess
 from collections.abc import Sequence
 from pathlib import Path
@@ -317,3 +318,36 @@ def cut_switch_session(site: str, switch: str, after: int, *, hang: bool = False
         faults.arm(switches.switch_dir(site_dir(site), switch), after, hang=hang)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
+
+
+# --- slow-downs: faults that pass the absolute marks, for performance drift ------------------------
+
+BLKIO_READ_BPS = Path("/sys/fs/cgroup/blkio/blkio.throttle.read_bps_device")
+
+
+def slow_link(site: str, host: str, nic: str, fraction: float) -> CableState:
+    """A cable that carries ``fraction`` of its lab rate, both ways, while the lab still declares the
+    rate (a worn cable, a port that lost lanes but kept its speed): a fault, not a configuration, so
+    smoke keeps judging the link against its rate. ``fraction`` 1 puts it back."""
+    if not 0 < fraction <= 1:
+        raise UsageError(f"slow_link: fraction {fraction} is not in (0, 1]")
+    state = require_lab(site)
+    cable = _host_cable(state, (host, nic))
+    fabric.set_cable_rate(_ends(state, cable), cable.lab_rate_mbit * fraction)
+    return cable
+
+
+def throttle_drive(site: str, host: str, path: str, read_bytes_per_s: int | None) -> str:
+    """Reads of one lab drive held to ``read_bytes_per_s`` (None: unthrottled), as a drive that slowed
+    (worn flash, a thermal throttle). The kernel's block throttle on the drive's loop device: it is
+    the host's alone, so the rule touches nothing else. Returns the device."""
+    state = require_lab(site)
+    device = state.hosts[host].drives.get(path) if host in state.hosts else None
+    if device is None:
+        raise UsageError(f"lab {site} has no drive {path} on {host}")
+    if not BLKIO_READ_BPS.exists():
+        raise CannotRunError(f"cannot throttle {device}: this kernel has no cgroup v1 block throttle "
+                             f"({BLKIO_READ_BPS})")
+    rdev = Path(device).stat().st_rdev
+    BLKIO_READ_BPS.write_text(f"{os.major(rdev)}:{os.minor(rdev)} {read_bytes_per_s or 0}\n")
+    return device

@@ -107,6 +107,8 @@ def why_not_baseline(report: Report) -> list[str]:
             reasons.append(f"not a full run: phases left out with --skip ({', '.join(options['skip'])})")
         if options.get("hosts"):
             reasons.append(f"not a full run: only some hosts measured (--hosts {','.join(options['hosts'])})")
+        if options.get("brief"):
+            reasons.append("a brief run (drift --performance --quick): a baseline is measured in full")
     if not baseline_items(report):
         reasons.append("the run measured no figure")
     return reasons

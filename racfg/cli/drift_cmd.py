@@ -13,14 +13,15 @@ from racfg.cli.options import FORMAT_OPTION, INVENTORY_ARG, LIMIT_OPTION, OUTPUT
 from racfg.cli.providers import overrides_for
 from racfg.connection import ConnectionOverrides
 from racfg.console import is_tty, print_table, say
-from racfg.drift.drift_run import DriftOptions, accept, list_baselines, run_drift
+from racfg.drift.drift_run import LAYERS, READ_LAYERS, DriftOptions, accept, list_baselines, run_drift
 from racfg.drift.plan_text import render_plan
 from racfg.errors import CannotRunError, ExitCode, UsageError
 from racfg.inventory import Cluster
 from racfg.results.render import render_report, write_reports
 
-DRIFT_EXIT = ("Exit codes: 0 no drift; 1 drift (config, state or environment); 2 bad command line or invalid "
-              "inventory; 3 could not run (a deploy holds the site, a host unreachable, facts unreadable).")
+DRIFT_EXIT = ("Exit codes: 0 no drift; 1 drift (config, state or environment) or, with --performance, a figure "
+              "dropped beyond its noise; 2 bad command line or invalid inventory; 3 could not run (a deploy holds "
+              "the site, a host unreachable, facts unreadable).")
 
 
 @app.command(epilog=DRIFT_EXIT)
@@ -41,6 +42,13 @@ def drift(
                                     help="config layer: run every role in check mode (as deploy --check --diff) "
                                     "instead of the roles' reads; also plans what the reads do not compare "
                                     "(the GPU driver, the array mount, Weka, MLNX_OFED, the IPoIB mode)."),
+    performance: bool = typer.Option(False, "--performance", help="Add the performance layer: measure every item "
+                                     "of the site's performance baseline (racfg smoke --accept) now, with smoke's "
+                                     "tools. It loads the fabric: run it when no job does."),
+    quick: bool = typer.Option(False, "--quick", help="With --performance: every item briefly (loads of half "
+                               "the length, scaling at 1 and N clients, no user benchmark)."),
+    layer: list[str] = typer.Option(None, "--layer", metavar="LAYER", help="Run only this layer (repeatable): "
+                                    "config, state, environment or performance."),
 ) -> None:
     """Show what changed since the last good deploy, on three layers, read-only.
 
@@ -51,6 +59,11 @@ def drift(
     OFED, NICs, drives, GPU driver, switch OS and ports; on a leaf-spine site also the ISLs, BGP
     sessions and routes, each change with its cause) against the baseline the last successful
     deploy recorded, read by the config layer's run on its way (each host and switch read once).
+    **performance** (`--performance`, opt-in because it loads the fabric): each item of the site's
+    performance baseline (each link each way, scaling steps, storage figures, RDMA ports, NCCL steps,
+    the benchmark) measured now with smoke's own tools, an item below its baseline measured again,
+    and each drop beyond the item's noise tied to what the other layers found on its host, NIC,
+    switch port or path.
     Output reads like `terraform plan`, with the fix for each target.
     Nothing is changed on any host or switch.
     """
@@ -60,13 +73,9 @@ def drift(
         opts.one_of("drift", "--baseline", [baseline], [b["id"] for b in list_baselines(cluster.name)],
                     "baseline", f"baselines of site {cluster.name}")
     opts.writable_dir("drift", "--output", output)
+    layers = _layers(layer, performance, quick)
     if history:
-        rows = [[b["id"] + (" (current)" if b["current"] else ""), b["recorded"], b["source"]]
-                for b in list_baselines(cluster.name)]
-        if not rows:
-            say(f"no baseline for site {cluster.name} yet: a full, successful `racfg deploy` records one")
-        else:
-            print_table(f"Baselines of site {cluster.name}", ["id", "recorded", "source"], rows)
+        _print_history(cluster)
         raise typer.Exit(0)
     overrides = overrides_for(cluster)
     live = is_tty(sys.stderr)
@@ -75,12 +84,14 @@ def drift(
         if live:
             typer.echo(f"  drift {text}", err=True)
 
-    options = DriftOptions(limit=limit, baseline_id=baseline, forks=forks, full_check=full_check)
+    options = DriftOptions(limit=limit, baseline_id=baseline, forks=forks, full_check=full_check, quick=quick)
     if accept_now:
         _accept(cluster, options, overrides, progress, yes)
         return
-    _refuse_what_cannot_be_read(cluster, limit, overrides, environment_only=False)
-    run = run_drift(cluster, options, overrides, progress)
+    if "performance" in layers and limit:
+        opts.refuse("drift", "--limit", limit, "the performance layer measures the whole site (its baseline's items)")
+    _refuse_what_cannot_be_read(cluster, limit, overrides, environment_only=not set(layers) & {"config", "state"})
+    run = run_drift(cluster, options, overrides, progress, layers=layers)
     write_reports(run.report, run.record.path)
     (run.record.path / "plan.txt").write_text(render_plan(run.report))
     if output is not None:
@@ -91,6 +102,24 @@ def drift(
     else:
         typer.echo(render_report(run.report, str(fmt)), nl=False)
     raise typer.Exit(int(run.report.exit_code()))
+
+
+def _print_history(cluster: Cluster) -> None:
+    rows = [[b["id"] + (" (current)" if b["current"] else ""), b["recorded"], b["source"]]
+            for b in list_baselines(cluster.name)]
+    if not rows:
+        say(f"no baseline for site {cluster.name} yet: a full, successful `racfg deploy` records one")
+    else:
+        print_table(f"Baselines of site {cluster.name}", ["id", "recorded", "source"], rows)
+
+
+def _layers(layer: list[str] | None, performance: bool, quick: bool) -> tuple[str, ...]:
+    """The layers asked for, in their order: --layer's, else the three read-only ones; --performance adds its own."""
+    opts.one_of("drift", "--layer", layer or [], LAYERS, "layer")
+    wanted = {*(layer or READ_LAYERS), *(["performance"] if performance else [])}
+    if quick and "performance" not in wanted:
+        raise UsageError("drift: --quick is the performance layer's brief form: add --performance")
+    return tuple(name for name in LAYERS if name in wanted)
 
 
 def _refuse_what_cannot_be_read(cluster: Cluster, limit: str | None, overrides: ConnectionOverrides,

@@ -183,7 +183,8 @@ def _recorded(site: str, where: Path) -> None:
 
     kept = list_performance_baselines(site)
     earlier = f"; {len(kept) - 1} earlier kept in {where.name}.history" if len(kept) > 1 else ""
-    say(f"performance baseline recorded: {where}{earlier}")
+    # stderr, beside "reports written to": stdout carries the report (--format json reads it whole)
+    typer.echo(f"performance baseline recorded: {where}{earlier}", err=True)
 
 
 def _compare(runs: tuple[str, str], tolerance: float, fmt: ResultFormat, output: Path | None, verbose: bool) -> int:

@@ -1,4 +1,5 @@
-"""`racfg drift`: what changed since the last good state, on three layers at once, read-only.
+"""`racfg drift`: what changed since the last good state, on three layers at once, read-only; a fourth,
+performance, on request.
 
 - config: what a deploy would change now (racfg.drift.config: the roles' own reads, or with
   ``--full-check`` site.yml in check + diff mode), per host and switch, with diffs;
@@ -10,6 +11,8 @@ environment follows config: the config run reads the facts now as it goes (its c
 reads each host's baseline document), and each switch is read once for all three layers, so only
 what it could not read is read again. Drift takes the site lock as a reader: it refuses while a
 deploy runs, and never blocks another drift.
+- performance (``--performance``, it loads the fabric): the site's performance baseline measured
+  now (racfg.drift.performance_layer), after the other three, whose findings name each drop's cause.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from racfg.deploy.switch_read import SwitchesRead, read_switches
 from racfg.drift.config import ANSIBLE_STOPPED, FactsRead, config_layer, deploy_fix
 from racfg.drift.environment import Change, host_changes, switch_changes
 from racfg.drift.fabric_environment import fabric_changes, fabric_view
+from racfg.drift.performance_layer import performance_layer
 from racfg.intent import site_intent
 from racfg.intent.fabric_outline import fabric_outline
 from racfg.inventory import Cluster
@@ -38,6 +42,8 @@ from racfg.results import Report, Result, Status
 from racfg.run_record import RunRecord
 
 Progress = Callable[[str], None]
+READ_LAYERS = ("config", "state", "environment")  # read-only; "performance" loads the fabric, on request
+LAYERS = (*READ_LAYERS, "performance")
 
 
 @dataclass
@@ -47,6 +53,7 @@ class DriftOptions:
     forks: int = 20
     # the config layer as a check-mode run of every role instead of the roles' reads (racfg.drift.config)
     full_check: bool = False
+    quick: bool = False  # the performance layer's brief form (racfg.drift.performance_layer)
 
 
 @dataclass
@@ -160,24 +167,58 @@ def environment_layer(cluster: Cluster, options: DriftOptions, overrides: Connec
 # --- the run -----------------------------------------------------------------------------------
 
 def run_drift(cluster: Cluster, options: DriftOptions, overrides: ConnectionOverrides = NO_OVERRIDES,
-              progress: Progress | None = None, *, layers: tuple[str, ...] = ("config", "state", "environment"),
+              progress: Progress | None = None, *, layers: tuple[str, ...] = READ_LAYERS,
               ) -> DriftRun:
     say = progress or (lambda _text: None)
     start = time.monotonic()
+    record = RunRecord.create("drift")
+    timings: dict[str, float] = {}
+
+    def timed(name: str, fn: Callable[[], Any]) -> Any:
+        t0 = time.monotonic()
+        say(f"{name}: started")
+        try:
+            return fn()
+        finally:
+            timings[name] = round(time.monotonic() - t0, 2)
+            say(f"{name}: done in {timings[name]:.1f} s")
+
+    results: list[Result] = []
+    env: tuple[list[Result], Path | None, list[Change], dict[str, Any] | None] = ([], None, [], None)
+    if set(layers) & set(READ_LAYERS):
+        results, env = _read_layers(cluster, options, overrides, record, layers, timed)
+    performance = None
+    if "performance" in layers:
+        performance = timed("performance", lambda: performance_layer(
+            cluster, overrides, record.path / "performance", quick=options.quick, others=results,
+            layers_ran=bool(set(layers) & set(READ_LAYERS)), say=say))
+        results = [*results, *performance.results]
+    baseline = env[3]
+    switches = list(cluster.switches)
+    report = Report("drift", cluster.name, results, elapsed=time.monotonic() - start, meta={
+        "inventory": cluster.display, "run": str(record.path), "layers_seconds": timings, "switches": switches,
+        "baseline": (baseline or {}).get("meta", {}).get("id"), "layers": list(layers),
+        "baseline_label": _label(baseline), "limit": options.limit, "fabric": fabric_outline(site_intent(cluster)),
+    })
+    if baseline is None and "environment" in layers:
+        report.notes.append("no baseline yet: environment drift needs one (a full, successful deploy records it, "
+                            f"or `racfg drift {cluster.display} --accept`)")
+    if performance is not None:
+        report.meta["performance"] = performance.meta
+        report.notes += performance.notes
+    report.notes += [f"{overrides.provider}: {s}" for s in overrides.substitutions]
+    record.write_json("results.json", report.as_dict())
+    return DriftRun(report, record, env[1], env[2])
+
+
+ReadLayers = tuple[list[Result], tuple[list[Result], Path | None, list[Change], dict[str, Any] | None]]
+
+
+def _read_layers(cluster: Cluster, options: DriftOptions, overrides: ConnectionOverrides, record: RunRecord,
+                 layers: tuple[str, ...], timed: Callable[[str, Callable[[], Any]], Any]) -> ReadLayers:
+    """config, state and environment, under the site lock as a reader; each switch read once for all three."""
     with site_change_lock(cluster, overrides, shared=True, holder="drift"):
-        record = RunRecord.create("drift")
         rendered = rendered_inventory(cluster, record)
-        timings: dict[str, float] = {}
-
-        def timed(name: str, fn: Callable[[], Any]) -> Any:
-            t0 = time.monotonic()
-            say(f"{name}: started")
-            try:
-                return fn()
-            finally:
-                timings[name] = round(time.monotonic() - t0, 2)
-                say(f"{name}: done in {timings[name]:.1f} s")
-
         results: list[Result] = []
         read: FactsRead | None = None
         env: tuple[list[Result], Path | None, list[Change], dict[str, Any] | None] = ([], None, [], None)
@@ -200,19 +241,7 @@ def run_drift(cluster: Cluster, options: DriftOptions, overrides: ConnectionOver
             if state_f is not None:
                 results += [] if stopped else state_f.result()
             results += env[0]
-    baseline = env[3]
-    switches = list(cluster.switches)
-    report = Report("drift", cluster.name, results, elapsed=time.monotonic() - start, meta={
-        "inventory": cluster.display, "run": str(record.path), "layers_seconds": timings, "switches": switches,
-        "baseline": (baseline or {}).get("meta", {}).get("id"),
-        "baseline_label": _label(baseline), "limit": options.limit, "fabric": fabric_outline(site_intent(cluster)),
-    })
-    if baseline is None and "environment" in layers:
-        report.notes.append("no baseline yet: environment drift needs one (a full, successful deploy records it, "
-                            f"or `racfg drift {cluster.display} --accept`)")
-    report.notes += [f"{overrides.provider}: {s}" for s in overrides.substitutions]
-    record.write_json("results.json", report.as_dict())
-    return DriftRun(report, record, env[1], env[2])
+    return results, env
 
 
 def switches_to_read(cluster: Cluster, options: DriftOptions, layers: tuple[str, ...]) -> list[str]:

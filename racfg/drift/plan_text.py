@@ -11,10 +11,9 @@ shared renderers.
 
 from __future__ import annotations
 
+from racfg.drift.drift_run import LAYERS, READ_LAYERS
 from racfg.results import Report, Result, Status
 from racfg.results.wording import skip_groups
-
-LAYERS = ("config", "state", "environment")
 
 
 def sign(result: Result) -> str:
@@ -38,7 +37,8 @@ def total_line(report: Report) -> str:
     n_sw = len(targets & switches)
     n_host = len(targets - switches)
     who = " and ".join(p for p in (_count(n_host, "host"), _count(n_sw, "switch")) if p)
-    per_layer = ", ".join(f"{sum(r.category == layer for r in drifted)} {layer}" for layer in LAYERS)
+    ran = report.meta.get("layers") or READ_LAYERS
+    per_layer = ", ".join(f"{sum(r.category == layer for r in drifted)} {layer}" for layer in LAYERS if layer in ran)
     return f"{who} drifted: {per_layer}"
 
 

@@ -32,12 +32,14 @@ class Measure(Protocol):
 
 @dataclass
 class SmokeOptions:
-    """What the command line asks of a run: the hosts, the phases skipped, progress, the re-measure limit."""
+    """What the command line asks of a run: the hosts, the phases skipped, progress, the re-measure limit,
+    and whether it is a brief one."""
 
     hosts: list[str] | None = None  # dgx hosts to measure (default all)
     skip: frozenset[str] = frozenset()
     progress: Progress | None = None
     remeasure: int = REMEASURE  # times an item whose readings all miss their mark is measured again, at most
+    brief: bool = False  # every figure briefly (racfg.smoke.smoke_plan.brief_plan): drift --performance --quick
 
 
 @dataclass

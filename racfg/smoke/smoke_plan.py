@@ -266,6 +266,14 @@ def build_plan(cluster: Cluster, overrides: ConnectionOverrides, *, hosts: list[
     )
 
 
+def brief_plan(plan: SmokePlan) -> SmokePlan:
+    """The plan of ``racfg drift --performance --quick``: every per-item figure, briefly. Loads of half
+    the plan's length (at least 2 s, 1 s of warm-up), fio jobs of half theirs (at least 2 s), and scaling at 1 and N
+    clients only (E(N) needs T(1); the steps between are a campaign's own question)."""
+    return replace(plan, duration_s=max(2, math.ceil(plan.duration_s / 2)), omit_s=min(plan.omit_s, 1),
+                   fio_runtime_s=max(2, math.ceil(plan.fio_runtime_s / 2)), steps=sorted({1, max(plan.steps)}))
+
+
 def _leaf_spine(cluster: Cluster, fabric: FabricIntent | None, links: list[Link]) -> dict:
     """The plan's leaf-spine fields: the fabric intent, the leaves' uplinks at the links' scale, the budget's
     spine tier. The scale is the most common measured-over-declared rate of the host links (the lab's

@@ -32,7 +32,7 @@ from racfg.smoke.probes import Probes, SwitchCounters
 from racfg.smoke.remeasure import remeasure_notes
 from racfg.smoke.remote import Fleet
 from racfg.smoke.run_state import SmokeOptions, SmokeRun
-from racfg.smoke.smoke_plan import SmokePlan, build_plan
+from racfg.smoke.smoke_plan import SmokePlan, brief_plan, build_plan
 
 __all__ = ["PHASES", "SmokeOptions", "run_smoke"]  # what the smoke and demo commands import from here
 
@@ -55,6 +55,8 @@ def _measuring_lock(cluster: Cluster, overrides: ConnectionOverrides) -> Iterato
 def run_smoke(cluster: Cluster, overrides: ConnectionOverrides, options: SmokeOptions, out_dir: Path) -> Report:
     """Measure the site and return its report (results, series, plots as attachments)."""
     plan = build_plan(cluster, overrides, hosts=options.hosts)
+    if options.brief:
+        plan = brief_plan(plan)
     report = Report(command="smoke", site=cluster.name)
     started = time.monotonic()
     with _measuring_lock(cluster, overrides):
@@ -80,15 +82,17 @@ def run_smoke(cluster: Cluster, overrides: ConnectionOverrides, options: SmokeOp
     report.elapsed = time.monotonic() - started
     report.meta = _meta(cluster, plan)
     report.meta["remeasure"] = options.remeasure
-    report.meta["options"] = {"skip": sorted(options.skip), "hosts": options.hosts}  # a full run? (a baseline's)
+    # a full run? (a baseline's)
+    report.meta["options"] = {"skip": sorted(options.skip), "hosts": options.hosts, "brief": options.brief}
     report.notes = [*plan.notes, *remeasure_notes(run.results)]
     return report
 
 
 def inventory_digest(cluster: Cluster) -> str:
-    """sha256 of the inventory as racfg reads it (validated, defaults filled): a comment or a reordered
-    key leaves it alone, a changed value does not. A performance baseline keeps it as a condition."""
-    text = json.dumps(cluster.inventory.model_dump(mode="json"), sort_keys=True)
+    """sha256 of the inventory as racfg reads it (validated, values left at their defaults left out): a
+    comment or a reordered key leaves it alone, a changed value does not, and neither does a racfg that
+    adds a setting the inventory does not give. A performance baseline keeps it as a condition."""
+    text = json.dumps(cluster.inventory.model_dump(mode="json", exclude_defaults=True), sort_keys=True)
     return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
 
 

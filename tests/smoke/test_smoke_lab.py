@@ -14,6 +14,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -78,12 +79,30 @@ def remote_tools(lab: LabHandle) -> dict[str, str]:
     return found
 
 
-def test_cli_run_saturates_every_link_scales_linearly_and_writes_its_reports(lab: LabHandle, state_dir: Path,
-                                                                              tmp_path: Path) -> None:
-    out = tmp_path / "out"
-    proc = subprocess.run([*RACFG, "smoke", str(INVENTORY), "--skip", "rdma", "--format", "json", "--output",
-                           str(out)], capture_output=True, text=True, timeout=300)
-    report = Report.from_dict(json.loads(proc.stdout))
+@dataclass
+class Accepted:
+    """The module's one full smoke through the CLI, kept as the site's performance baseline."""
+
+    proc: subprocess.CompletedProcess
+    report: Report
+    out: Path
+    env: dict[str, str]  # RACFG_STATE_DIR: where the baseline is, for the drift runs that compare with it
+
+
+@pytest.fixture(scope="module")
+def accepted(lab: LabHandle, tmp_path_factory: pytest.TempPathFactory) -> Accepted:
+    """``racfg smoke --accept`` once: its run is asserted on by one test and compared with by another."""
+    top = tmp_path_factory.mktemp("accepted")
+    WRITTEN.append(top)
+    env = {**os.environ, "RACFG_STATE_DIR": str(top / "state")}
+    out = top / "out"
+    proc = subprocess.run([*RACFG, "smoke", str(INVENTORY), "--accept", "--format", "json", "--output", str(out)],
+                          capture_output=True, text=True, timeout=300, env=env)
+    return Accepted(proc, Report.from_dict(json.loads(proc.stdout)), out, env)
+
+
+def test_cli_run_saturates_every_link_scales_linearly_and_writes_its_reports(accepted: Accepted) -> None:
+    proc, report, out = accepted.proc, accepted.report, accepted.out
     checks = by_check(report)
     assert proc.returncode == 0, (proc.stderr[-2000:], [r.message for r in report.results if r.status != "pass"])
     for host in ("smdgx01", "smdgx02", "smdgx03"):
@@ -116,14 +135,57 @@ def test_cli_run_saturates_every_link_scales_linearly_and_writes_its_reports(lab
     record = Path(report.meta["run_record"])
     assert (record / "results.json").is_file() and (record / "links.png").is_file()
     compare = subprocess.run([*RACFG, "smoke", "--compare", str(record), str(record)], capture_output=True,
-                             text=True, timeout=60)
+                             text=True, timeout=60, env=accepted.env)
     assert compare.returncode == 0 and "link.read.smdgx01:data0" in compare.stdout
-    # a run that left a phase out is not offered as the performance baseline, and is refused as one
-    assert "--accept-run" not in proc.stderr
-    accept = subprocess.run([*RACFG, "smoke", "--accept-run", str(record)], capture_output=True, text=True,
-                            timeout=60)
-    assert accept.returncode == 1 and "phases left out with --skip (rdma)" in accept.stderr, accept.stderr
-    assert not (state_dir / "baseline").exists()
+    # the clean full run was kept as the site's performance baseline (a partial run is refused: unit tests)
+    figures = Path(accepted.env["RACFG_STATE_DIR"]) / "baseline" / "smokelab.performance" / "figures.json"
+    kept = json.loads(figures.read_text())
+    assert kept["run"] == str(record) and "link.write.smdgx03:data0" in kept["items"], kept["run"]
+
+
+DRIFT_QUICK = [*RACFG, "drift", str(INVENTORY), "--performance", "--quick", "--layer", "performance",
+               "--format", "json"]
+
+
+def test_drift_performance_names_each_planted_slow_down_and_nothing_on_a_clean_site(
+        lab: LabHandle, accepted: Accepted) -> None:
+    """Issue 54: against the baseline the module's smoke accepted, a clean site drops nothing; then
+    three slow-downs that each pass smoke's absolute marks (smdgx02's cable at 94% of its rate,
+    smdgx01's TCP receive buffers shrunk live, smstor02's drives throttled) are each named on the
+    right item, measured twice, and no healthy item is blamed."""
+    clean = subprocess.run(DRIFT_QUICK, capture_output=True, text=True, timeout=300, env=accepted.env)
+    report = Report.from_dict(json.loads(clean.stdout))
+    assert clean.returncode == 0, [r.message for r in report.results if r.status is not Status.PASS]
+    measured = [r for r in report.results if r.category == "performance"]
+    assert len(measured) == report.meta["performance"]["items"] >= 20
+    assert report.meta["performance"]["conditions_differ"] == [] and report.meta["performance"]["quick"]
+    rmem = lab.exec("smdgx01", ["sysctl", "-n", "net.ipv4.tcp_rmem"]).stdout.split()
+    drives = ("/dev/nvme0n1", "/dev/nvme1n1")
+    try:
+        api.slow_link(lab.site, "smdgx02", "data0", 0.94)
+        lab.exec("smdgx01", ["sysctl", "-w", "net.ipv4.tcp_rmem=4096 4096 4096"])
+        for drive in drives:
+            api.throttle_drive(lab.site, "smstor02", drive, 200_000_000)
+        slowed = subprocess.run(DRIFT_QUICK, capture_output=True, text=True, timeout=300, env=accepted.env)
+    finally:
+        api.slow_link(lab.site, "smdgx02", "data0", 1)
+        lab.exec("smdgx01", ["sysctl", "-w", f"net.ipv4.tcp_rmem={' '.join(rmem)}"])
+        for drive in drives:
+            api.throttle_drive(lab.site, "smstor02", drive, None)
+    report = Report.from_dict(json.loads(slowed.stdout))
+    drops = {r.check: r for r in report.results if r.status is Status.FAIL}
+    assert slowed.returncode == 1, slowed.stderr[-2000:]
+    for check in ("smdgx02/performance/link.read.smdgx02:data0", "smdgx02/performance/link.write.smdgx02:data0",
+                  "smdgx01/performance/link.read.smdgx01:data0",  # the receive buffers: reads only
+                  "smstor02/performance/storage.drive.seq.n2.smstor02"):
+        assert check in drops, (check, sorted(drops))
+        assert len(drops[check].data["readings_now"]) == 2 and drops[check].data["beyond_noise"], drops[check].data
+        assert "no other layer was compared" in drops[check].message
+    assert {r.target for r in drops.values()} <= {"smdgx01", "smdgx02", "smstor02", "cluster"}, sorted(drops)
+    assert "smdgx01/performance/link.write.smdgx01:data0" not in drops  # its send side was left alone
+    link = drops["smdgx02/performance/link.read.smdgx02:data0"].data
+    assert 0.04 <= link["drop"] <= 0.09, link  # about the 6% it was slowed by: a fault the marks pass
+    assert report.meta["performance"]["conditions_differ"] == []  # a fault, not a change of the lab's shaping
     assert remote_tools(lab) == {}
 
 

@@ -134,6 +134,19 @@ class Smoke(Strict):
                                    "GPU model's NVLink and the data NICs (the nccl phase; absent: skipped).")
 
 
+class DriftNoise(Strict):
+    """What ``racfg drift --performance`` counts as noise for a figure, as a fraction of its baseline figure,
+    where the figure's own readings show less (most baseline figures are one reading)."""
+
+    link: float = Field(0.03, gt=0, lt=1, description="A link's TCP figure (each direction).")
+    scaling: float = Field(0.04, gt=0, lt=1, description="A scaling step's aggregate and efficiency, the spine "
+                           "crossing.")
+    storage: float = Field(0.08, gt=0, lt=1, description="fio figures of drives and clients.")
+    rdma: float = Field(0.03, gt=0, lt=1, description="perftest bandwidth per port.")
+    nccl: float = Field(0.05, gt=0, lt=1, description="NCCL all-reduce bus bandwidth.")
+    benchmark: float = Field(0.05, gt=0, lt=1, description="Your own benchmark's figure.")
+
+
 class Acceptance(Strict):
     """References validate and smoke judge against (RA defaults)."""
 
@@ -147,3 +160,4 @@ class Acceptance(Strict):
     )
     budget: Budget = Field(default_factory=Budget)
     smoke: Smoke = Field(default_factory=Smoke)
+    drift_noise: DriftNoise = Field(default_factory=DriftNoise)

@@ -49,6 +49,8 @@ def baseline_items(report: Report) -> dict[str, dict[str, Any]]:
                 "readings": values, "spread": _spread(values), "check": result.check, "target": result.target,
                 "category": result.category, "status": str(result.status),
             }
+            if isinstance(result.data.get("hosts"), list):  # a step of several clients: where it was measured
+                items[m["name"]]["hosts"] = list(result.data["hosts"])
     return items
 
 

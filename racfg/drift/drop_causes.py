@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from racfg.inventory.cluster import Cluster
+from racfg.inventory.cluster import Cluster, ClusterHost
 from racfg.results import Result, Status
 
 # the findings a drop is tied to, in this order: the read-only layers, then what the measurement's own
@@ -41,26 +41,34 @@ class Place:
     def text(self) -> str:
         if self.site:
             return "the site's hosts and switches"
+        if len(self.hosts) > 2:
+            return f"its {len(self.hosts)} hosts ({', '.join(sorted(self.hosts)[:3])} ...), their NICs and switch ports"
         nics = [f"NIC {host}:{nic}" for host, nic in sorted(self.nics)]
         ports = [f"{switch} port {port}" for switch, port in sorted(self.ports)]
         return ", ".join([*sorted(self.hosts), *nics, *ports]) or "its place"
 
 
 def place_of(item: Mapping[str, Any], cluster: Cluster) -> Place:
-    """The item's place from its recorded target (``dgx01:data0``, ``stor01``, ``cluster``) and key
-    (a per-node figure ends in its host: ``storage.drive.seq.n2.stor01``)."""
+    """The item's place: the host its key ends in (a per-node figure: ``storage.drive.seq.n2.stor01``),
+    else its recorded target (``dgx01:data0``, ``stor01``), else the hosts it records (a scaling
+    step's clients); the whole site when none names a host."""
     hosts = {h.name: h for h in cluster.hosts}
     target = str(item.get("target") or "")
-    host_name, _, nic_name = target.partition(":")
     last = str(item.get("key", "")).rsplit(".", 1)[-1]
-    if host_name not in hosts:
-        host_name, _, nic_name = last.partition(":")
-    host = hosts.get(host_name)
-    if host is None:
-        return Place(frozenset(), frozenset(), frozenset(), site=True)
-    nics = [n for n in host.nics if not nic_name or n.name == nic_name]
-    return Place(frozenset({host.name}), frozenset((host.name, n.name) for n in nics),
-                 frozenset((n.switch, n.port) for n in nics if n.port))
+    for name, nic in (last.partition(":")[::2], target.partition(":")[::2]):
+        if name in hosts:
+            return _place([hosts[name]], nic)
+    members = [hosts[name] for name in item.get("hosts") or [] if name in hosts]
+    if members:
+        return _place(members, "")
+    return Place(frozenset(), frozenset(), frozenset(), site=True)
+
+
+def _place(members: list[ClusterHost], nic: str) -> Place:
+    """Hosts with their NICs (only ``nic`` when given) and the switch ports behind them."""
+    nics = [(h, n) for h in members for n in h.nics if not nic or n.name == nic]
+    return Place(frozenset(h.name for h in members), frozenset((h.name, n.name) for h, n in nics),
+                 frozenset((n.switch, n.port) for _, n in nics if n.port))
 
 
 def _related(place: Place, result: Result) -> int | None:
@@ -73,6 +81,8 @@ def _related(place: Place, result: Result) -> int | None:
             return 0
         return 1 if PERFORMANCE_WORDS.search(words) else 2
     for switch, port in place.ports:
+        if result.target == f"{switch}:{port}":  # smoke's counter verdicts name the port itself
+            return 0
         if result.target == switch and re.search(rf"(?<![\w/]){re.escape(port)}(?![\w/])", words):
             return 0
     return None

@@ -71,6 +71,17 @@ class LoadResult:
         return [f"{fr.flow.client.host} <- {fr.flow.server.host}:{fr.flow.port}: {fr.error}"
                 for fr in self.flows if fr.error]
 
+    def iperf3_cpu(self) -> dict[str, float]:
+        """Highest iperf3 process CPU (percent of a core) per host of the load, both ends: each client's
+        own figure and its server's as the client reports it (iperf3's ``remote_total``)."""
+        out: dict[str, float] = {}
+        for fr in self.flows:
+            for host, cpu in ((fr.flow.client.host, fr.result.cpu_percent if fr.result else None),
+                              (fr.flow.server.host, fr.result.remote_cpu_percent if fr.result else None)):
+                if cpu is not None:
+                    out[host] = max(out.get(host, 0.0), cpu)
+        return out
+
     def process_cpu(self) -> dict[str, float]:
         """Highest iperf3 process CPU (percent of a core, local side) per client host."""
         out: dict[str, float] = {}
@@ -95,6 +106,15 @@ class StepProbe:
     cpu_before: dict[str, tuple[int, int]] = field(default_factory=dict)
     cpu_after: dict[str, tuple[int, int]] = field(default_factory=dict)
     fan_in: dict[str, int] = field(default_factory=dict)
+    controller_before: tuple[int, int] | None = None  # the controller's own (busy, total) jiffies
+    controller_after: tuple[int, int] | None = None
+
+    def controller_busy(self) -> float | None:
+        """Busy share of the controller's CPUs during the load (0..1; None: not read)."""
+        if self.controller_before is None or self.controller_after is None:
+            return None
+        total = self.controller_after[1] - self.controller_before[1]
+        return (self.controller_after[0] - self.controller_before[0]) / total if total > 0 else None
 
     def port_growth(self) -> Snapshot:
         return {key: after.minus(self.counters_before[key]) for key, after in self.counters_after.items()

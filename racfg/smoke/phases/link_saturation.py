@@ -103,7 +103,7 @@ def _screen(measure: Measure, batch: list[Assignment], direction: str, number: i
     load, probe = measure(clients, direction, f"links/{direction}/batch{number}",
                           {a.client.key: a.sources for a in batch})
     return {link.key: LinkMeasurement(link, direction, LoadResult(direction, [
-        f for f in load.flows if f.flow.client.key == link.key], load.seconds), probe, batched=True)
+        f for f in load.flows if f.flow.client.key == link.key], load.seconds, load.received), probe, batched=True)
         for link in clients}
 
 
@@ -197,6 +197,7 @@ def link_result(plan: SmokePlan, m: LinkMeasurement) -> Result:
                   fix=fix, seconds=m.load.seconds,
                   data={"bottleneck": uplinks.as_dict() if uplinks is not None else None,
                         "direction": m.direction, "measured_bps": round(m.bits), "line_bps": round(line),
+                        "measured_by": "receiving NICs" if m.received_keys() else "processes",
                         "rate_source": link.rate_source, "mtu": link.mtu, "tcp_ceiling": round(ceiling, 5),
                         "share_of_line": round(m.share, 5), "share_of_ceiling": round(share_ceiling, 5),
                         "processes": len([f for f in m.load.flows if f.flow.client.key == link.key]),

@@ -39,9 +39,21 @@ class Bottleneck:
         return {"kind": self.kind, "text": self.text, "utilisation": self.utilisation, "items": self.items}
 
 
+def storage_carried(load: LoadResult) -> dict[str, float]:
+    """Bits/s each storage link carried in this load. On a read whose receiving NICs were read (racfg.smoke.
+    window) what the clients took in is what the storage links sent: the processes' split of it, scaled to
+    that total (their own sum is over no common seconds and can run far above it); else their own figures."""
+    carried = load.per_server_link()
+    sent = sum(carried.values())
+    if load.direction == "read" and load.received and sent > 0:
+        took = sum(load.received.values())
+        return {key: bits * took / sent for key, bits in carried.items()}
+    return carried
+
+
 def storage_utilisation(plan: SmokePlan, load: LoadResult) -> tuple[float, dict[str, float]]:
     """What the storage links carried in this load as a share of their line rate (all, and each)."""
-    carried = load.per_server_link()
+    carried = storage_carried(load)
     rates = {s.key: s.rate_mbit * 1e6 for s in plan.storage}
     per_link = {key: carried.get(key, 0.0) / rate for key, rate in rates.items() if rate > 0}
     total = sum(carried.values()) / sum(rates.values()) if rates else 0.0
@@ -101,15 +113,15 @@ def leaf_uplinks(plan: SmokePlan, load: LoadResult, growth: Snapshot | None) -> 
 
 
 def storage_overshoot(plan: SmokePlan, load: LoadResult) -> Bottleneck | None:
-    """The storage links' figures when together they add up to more than the links carry (racfg.smoke.
-    link_ceiling): no bottleneck but a measurement that overshot, said as such (None: they do not). One
-    link's own sum a little over is left to the clipped share: its processes' seconds differ more."""
-    carried = load.per_server_link()
+    """The storage links' figures (``storage_carried``) when together they add up to more than the links
+    carry (racfg.smoke.link_ceiling): no bottleneck but a measurement that overshot, said as such (None:
+    they do not). One link's own sum a little over is left to the clipped share."""
+    carried = storage_carried(load)
     links = [s for s in plan.storage if s.key in carried]
     capacity = sum(carried_bits(s) for s in links)
     if not above(sum(carried.values()), capacity):
         return None
-    return Bottleneck("overshoot", f"no bottleneck named: the iperf3 processes' figures add up to "
+    return Bottleneck("overshoot", f"no bottleneck named: the storage links' figures add up to "
                       f"{rate_text(sum(carried.values()))} on {len(links)} storage links that carry "
                       f"{rate_text(capacity)}, more than they can (a measurement that overshot: the processes did "
                       "not run over the same seconds)", None,
@@ -129,7 +141,7 @@ def name_bottleneck(plan: SmokePlan, load: LoadResult, cpu_busy: dict[str, float
     if total >= SATURATED:  # within the tolerance above the TCP ceiling a link is full, never more than full
         capacity = sum(s.rate_mbit for s in plan.storage) * 1e6
         return Bottleneck("storage-links", f"storage links saturated: {len(per_link)} links carry "
-                          f"{rate_text(min(load.total, capacity))} of {rate_text(capacity)} ({pct(min(total, 1.0))})",
+                          f"{rate_text(min(total, 1.0) * capacity)} of {rate_text(capacity)} ({pct(min(total, 1.0))})",
                           min(total, 1.0), {k: round(min(v, 1.0), 4) for k, v in per_link.items()})
     clients = load.per_client_host()
     if len(clients) > 1:

@@ -22,7 +22,7 @@ from functools import partial
 from racfg.results import Result, Status, expected_actual
 from racfg.smoke import plots
 from racfg.smoke.bottleneck import UPLINKS_FIX, Bottleneck, leaf_uplinks, name_bottleneck
-from racfg.smoke.link_ceiling import OVER_CEILING
+from racfg.smoke.link_ceiling import OVER_CEILING, above
 from racfg.smoke.machine_limit import machine_limited, machine_limits
 from racfg.smoke.measured import LinkMeasurement, LoadResult, Snapshot, StepProbe
 from racfg.smoke.metrics import metric
@@ -254,11 +254,15 @@ def step_limits(step: StepMeasurement) -> list[str]:
     """What says the measuring machine, not the fabric, held a short step back ([]: nothing does). Links
     that are full (a leaf's uplinks, the storage links) are the fabric's limit, whatever the CPUs did;
     processes' figures that add up to more than the links carry did not run together (racfg.smoke.
-    bottleneck's overshoot), which a machine too busy to start them does."""
+    bottleneck's overshoot, or their own sum above what the links carry while the NICs took in less),
+    which a machine too busy to start them does."""
     kind = step.bottleneck.kind if step.bottleneck else None
     if kind in ("leaf-uplinks", "storage-links"):
         return []
     overshoot = [step.bottleneck.text] if step.bottleneck and kind == "overshoot" else []
+    if not overshoot and above(step.load.total, step.capacity_bits):
+        overshoot = [f"the iperf3 processes' figures add up to {rate_text(step.load.total)}, more than the links "
+                     f"carry ({rate_text(step.capacity_bits)}): they did not run over the same seconds"]
     return machine_limits(step.load, step.probe) + overshoot
 
 

@@ -194,17 +194,17 @@ def link_result(plan: SmokePlan, m: LinkMeasurement) -> Result:
     fix = None if status is Status.PASS else UPLINKS_FIX if uplinks is not None else (
         "check the cable, port speed and NIC of this link (racfg validate), then the storage side")
     result = Result(link.key, f"link/{m.direction}/{link.key}", "link saturation", status, message, expected, actual,
-                  fix=fix, seconds=m.load.seconds,
-                  data={"bottleneck": uplinks.as_dict() if uplinks is not None else None,
-                        "direction": m.direction, "measured_bps": round(m.bits), "line_bps": round(line),
-                        "measured_by": "receiving NICs" if m.received_keys() else "processes",
-                        "rate_source": link.rate_source, "mtu": link.mtu, "tcp_ceiling": round(ceiling, 5),
-                        "share_of_line": round(m.share, 5), "share_of_ceiling": round(share_ceiling, 5),
-                        "processes": len([f for f in m.load.flows if f.flow.client.key == link.key]),
-                        "flows": [{"server": f.flow.server.key, "port": f.flow.port,
-                                   "iperf3": f.result.as_dict() if f.result else None, "error": f.error}
-                                  for f in m.load.flows],
-                        "metrics": [metric(f"link.{m.direction}.{link.key}", m.bits / 1e6, "Mbit/s")]})
+                    fix=fix, seconds=m.load.seconds,
+                    data={"bottleneck": uplinks.as_dict() if uplinks is not None else None,
+                          "direction": m.direction, "measured_bps": round(m.bits), "line_bps": round(line),
+                          "measured_by": "receiving NICs" if m.received_keys() else "processes",
+                          "rate_source": link.rate_source, "mtu": link.mtu, "tcp_ceiling": round(ceiling, 5),
+                          "share_of_line": round(m.share, 5), "share_of_ceiling": round(share_ceiling, 5),
+                          "processes": len([f for f in m.load.flows if f.flow.client.key == link.key]),
+                          "flows": [{"server": f.flow.server.key, "port": f.flow.port,
+                                     "iperf3": f.result.as_dict() if f.result else None, "error": f.error}
+                                    for f in m.load.flows],
+                          "metrics": [metric(f"link.{m.direction}.{link.key}", m.bits / 1e6, "Mbit/s")]})
     limits = machine_limits(m.load, m.probe) if status is Status.FAIL and uplinks is None else []
     return machine_limited(result, limits) if limits else result
 
@@ -265,17 +265,18 @@ def outlier_results(plan: SmokePlan, measurements: list[LinkMeasurement]) -> lis
         bound = plan.outlier_fraction * reference
         slow = [m for m in group if m.bits < bound]
         for m in slow:
-            result = Result(m.link.key, f"outlier/{direction}/{m.link.key}", "outliers", Status.FAIL,
-                          f"{expected_actual(f'>= {rate_text(bound)}', rate_text(m.bits))}; "
-                          f"{DIRECTION_TEXT[direction]}: {pct(m.bits / reference)} of the best link of its kind "
-                          f"({held})",
-                          f">= {pct(plan.outlier_fraction)} of the best link", pct(m.bits / reference),
-                          fix="compare its cable, negotiated speed, port counters and NIC with the best link's",
-                          data={"direction": direction, "best": best.link.key, "best_bps": round(best.bits),
-                                "reference_bps": round(reference),
-                                "share_of_best": round(m.bits / reference, 5)})
+            out.append(Result(m.link.key, f"outlier/{direction}/{m.link.key}", "outliers", Status.FAIL,
+                              f"{expected_actual(f'>= {rate_text(bound)}', rate_text(m.bits))}; "
+                              f"{DIRECTION_TEXT[direction]}: {pct(m.bits / reference)} of the best link of its kind "
+                              f"({held})",
+                              f">= {pct(plan.outlier_fraction)} of the best link", pct(m.bits / reference),
+                              fix="compare its cable, negotiated speed, port counters and NIC with the best link's",
+                              data={"direction": direction, "best": best.link.key, "best_bps": round(best.bits),
+                                    "reference_bps": round(reference),
+                                    "share_of_best": round(m.bits / reference, 5)}))
             limits = machine_limits(m.load, m.probe)  # short because of the measuring machine: not the link's
-            out.append(machine_limited(result, limits) if limits else result)
+            if limits:
+                out[-1] = machine_limited(out[-1], limits)
         if not slow:
             out.append(Result("cluster", f"outlier/{direction}", "outliers", Status.PASS,
                               f"{DIRECTION_TEXT[direction]}: every link within {pct(plan.outlier_fraction)} of the "

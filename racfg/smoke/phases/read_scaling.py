@@ -177,7 +177,8 @@ class ScalingVerdict:
 def judge_scaling(plan: SmokePlan, steps: list[StepMeasurement]) -> tuple[ScalingVerdict, list[Result]]:
     verdict = ScalingVerdict(steps)
     base = next((s.total for s in steps if s.n == 1), 0.0)
-    results, limited = [], set()  # limited: steps short because of the measuring machine, not judged
+    results = []
+    limited: set[int] = set()  # steps short because of the measuring machine: not judged
     for step in steps:
         eff = step.total / (step.n * base) if base > 0 else 0.0
         verdict.efficiency[step.n] = eff
@@ -204,25 +205,26 @@ def judge_scaling(plan: SmokePlan, steps: list[StepMeasurement]) -> tuple[Scalin
                         f"({rate_text(step.capacity_bits)}): counted as that")
         if step.bottleneck is not None:
             message += f"; bottleneck: {step.bottleneck.text}"
-        result = Result("cluster", f"scaling/step{step.n:03d}", "scaling",
-                        Status.PASS if linear else Status.FAIL,
-                        message if linear else f"{expected_actual(expected, actual)}; {message}",
-                        expected, actual, seconds=step.load.seconds,
-                        data={"clients": step.n, "hosts": step.hosts, "aggregate_bps": round(step.total),
-                              "measured_bps": round(step.measured), "processes_sum_bps": round(step.load.total),
-                              "measured_by": "receiving NICs" if step.load.received else "processes",
-                              "capacity_bps": round(step.capacity_bits)
-                              if step.capacity_bits != float("inf") else None,
-                              "efficiency": round(eff, 5), "predicted_bps": round(step.predicted_bits),
-                              "per_client_bps": {h: round(v) for h, v in step.load.per_client_host().items()},
-                              "per_storage_link_bps": {k: round(v) for k, v in
-                                                       step.load.per_server_link().items()},
-                              "cpu_busy": {h: round(v, 4) for h, v in busy.items()},
-                              "bottleneck": step.bottleneck.as_dict() if step.bottleneck else None,
-                              "metrics": [metric(f"scaling.aggregate.n{step.n}", step.total / 1e6, "Mbit/s"),
-                                          metric(f"scaling.efficiency.n{step.n}", eff, "")]})
-        results.append(machine_limited(result, limits) if limits else result)
-        limited |= {step.n} if limits else set()
+        results.append(Result("cluster", f"scaling/step{step.n:03d}", "scaling",
+                              Status.PASS if linear else Status.FAIL,
+                              message if linear else f"{expected_actual(expected, actual)}; {message}",
+                              expected, actual, seconds=step.load.seconds,
+                              data={"clients": step.n, "hosts": step.hosts, "aggregate_bps": round(step.total),
+                                    "measured_bps": round(step.measured), "processes_sum_bps": round(step.load.total),
+                                    "measured_by": "receiving NICs" if step.load.received else "processes",
+                                    "capacity_bps": round(step.capacity_bits)
+                                    if step.capacity_bits != float("inf") else None,
+                                    "efficiency": round(eff, 5), "predicted_bps": round(step.predicted_bits),
+                                    "per_client_bps": {h: round(v) for h, v in step.load.per_client_host().items()},
+                                    "per_storage_link_bps": {k: round(v) for k, v in
+                                                             step.load.per_server_link().items()},
+                                    "cpu_busy": {h: round(v, 4) for h, v in busy.items()},
+                                    "bottleneck": step.bottleneck.as_dict() if step.bottleneck else None,
+                                    "metrics": [metric(f"scaling.aggregate.n{step.n}", step.total / 1e6, "Mbit/s"),
+                                                metric(f"scaling.efficiency.n{step.n}", eff, "")]}))
+        if limits:  # short because of the measuring machine: an error that says so, no knee
+            results[-1] = machine_limited(results[-1], limits)
+            limited.add(step.n)
     series = {"clients": [s.n for s in steps], "aggregate_bps": [round(s.total) for s in steps],
               "efficiency": [round(verdict.efficiency[s.n], 5) for s in steps],
               "predicted_bps": [round(s.predicted_bits) for s in steps], "single_bps": round(base),

@@ -165,7 +165,11 @@ class Shaper:
 
     ``burst`` is about 5 ms of line rate (never below a few jumbo frames): enough that a shaper
     woken late on a busy 2-core machine does not lose tokens, and too little to matter against a
-    measurement (0.2% of a 3 s window, which smoke starts after a warm-up second anyway).
+    measurement (0.2% of a 3 s window, which smoke starts after a warm-up second anyway). Over any
+    interval a token bucket passes at most its rate times the interval plus one burst, and under a
+    sustained load the bucket stays empty: a link held to its rate reads at most its rate. The lab's
+    readings of 101-107% of line rate were sums of iperf3 processes over different seconds, not the
+    shaper's; smoke now reads a link on its receiving NIC (98.7-99.0% of line rate on the smokelab).
 
     ``limit`` is the port's packet buffer, in bytes: the real switch model's (a Spectrum SN2700
     shares 16 MB between its ports, a 7368X's Tomahawk 3 64 MB, and one congested port can take

@@ -24,7 +24,7 @@ from typing import Any
 from racfg.baseline.store import commit_baseline, list_baselines, staging_dir
 from racfg.errors import UsageError
 from racfg.paths import private_files
-from racfg.results import Report
+from racfg.results import Report, Status
 
 PERFORMANCE = "performance"  # the kind of baseline (racfg.baseline.store): <site>.performance/
 FIGURES_FILE = "figures.json"
@@ -35,11 +35,16 @@ def baseline_items(report: Report) -> dict[str, dict[str, Any]]:
     """{metric key: item} of every figure the run measured (``data["metrics"]`` of its results).
 
     An item's readings are its result's re-measured readings when they are of this figure (same
-    unit, and the deciding one among them); otherwise the figure alone, measured once.
+    unit, and the deciding one among them); otherwise the figure alone, measured once. A reading above
+    what its link carries is a measurement error, no figure (racfg.smoke.link_ceiling): it is never
+    kept, nor is an item smoke could not judge (an error: its reading overshot, or the measuring
+    machine was its limit, racfg.smoke.machine_limit).
     """
     items: dict[str, dict[str, Any]] = {}
     for result in report.results:
-        readings = result.data.get("readings") or []
+        if result.status is Status.ERROR or result.data.get("overshot") or result.data.get("machine_limit"):
+            continue
+        readings = [r for r in result.data.get("readings") or [] if not r.get("overshot")]
         for m in result.data.get("metrics", []):
             value = float(m["value"])
             own = [float(r["value"]) for r in readings if r.get("unit") == m["unit"]]

@@ -35,6 +35,7 @@ class Iperf3Result:
     truncated: bool = False
     error: str | None = None
     cpu_percent: float | None = None  # this side's iperf3 process CPU, percent of one core
+    remote_cpu_percent: float | None = None  # the far side's (the server's), as iperf3 reports it
 
     def as_dict(self) -> dict[str, Any]:
         return {"bits_per_second": round(self.bits_per_second),
@@ -42,7 +43,7 @@ class Iperf3Result:
                 "seconds": round(self.seconds, 3), "bytes": self.bytes, "retransmits": self.retransmits,
                 "reverse": self.reverse, "streams": self.streams, "version": self.version,
                 "truncated": self.truncated, "error": self.error,
-                "cpu_percent": self.cpu_percent}
+                "cpu_percent": self.cpu_percent, "remote_cpu_percent": self.remote_cpu_percent}
 
 
 def _clean(text: str) -> str:
@@ -77,6 +78,7 @@ def parse_iperf3(text: str) -> Iperf3Result:
         return _salvage(body)
     retransmits = sent.get("retransmits")
     cpu = (end.get("cpu_utilization_percent") or {}).get("host_total")
+    remote_cpu = (end.get("cpu_utilization_percent") or {}).get("remote_total")
     return Iperf3Result(
         bits_per_second=float(received.get("bits_per_second", sent.get("bits_per_second", 0.0))),
         sent_bits_per_second=float(sent.get("bits_per_second", 0.0)),
@@ -85,6 +87,7 @@ def parse_iperf3(text: str) -> Iperf3Result:
         retransmits=int(retransmits) if retransmits is not None else None,
         reverse=reverse, streams=streams, version=version, error=str(error) if error else None,
         cpu_percent=float(cpu) if cpu is not None else None,
+        remote_cpu_percent=float(remote_cpu) if remote_cpu is not None else None,
     )
 
 

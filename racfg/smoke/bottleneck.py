@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from racfg.smoke.link_ceiling import above, carried_bits
 from racfg.smoke.measured import LoadResult, Snapshot
 from racfg.smoke.smoke_plan import SmokePlan, Uplink
 from racfg.smoke.units import pct, rate_text
@@ -29,7 +30,7 @@ UPLINKS_FIX = ("bring the leaf's uplinks back (racfg validate names a down ISL o
 
 @dataclass
 class Bottleneck:
-    kind: str  # leaf-uplinks | storage-links | slow-client | client-cpu | unknown
+    kind: str  # leaf-uplinks | storage-links | overshoot | slow-client | client-cpu | unknown
     text: str
     utilisation: float | None = None
     items: dict[str, Any] = field(default_factory=dict)
@@ -38,9 +39,21 @@ class Bottleneck:
         return {"kind": self.kind, "text": self.text, "utilisation": self.utilisation, "items": self.items}
 
 
+def storage_carried(load: LoadResult) -> dict[str, float]:
+    """Bits/s each storage link carried in this load. On a read whose receiving NICs were read (racfg.smoke.
+    window) what the clients took in is what the storage links sent: the processes' split of it, scaled to
+    that total (their own sum is over no common seconds and can run far above it); else their own figures."""
+    carried = load.per_server_link()
+    sent = sum(carried.values())
+    if load.direction == "read" and load.received and sent > 0:
+        took = sum(load.received.values())
+        return {key: bits * took / sent for key, bits in carried.items()}
+    return carried
+
+
 def storage_utilisation(plan: SmokePlan, load: LoadResult) -> tuple[float, dict[str, float]]:
     """What the storage links carried in this load as a share of their line rate (all, and each)."""
-    carried = load.per_server_link()
+    carried = storage_carried(load)
     rates = {s.key: s.rate_mbit * 1e6 for s in plan.storage}
     per_link = {key: carried.get(key, 0.0) / rate for key, rate in rates.items() if rate > 0}
     total = sum(carried.values()) / sum(rates.values()) if rates else 0.0
@@ -93,10 +106,26 @@ def leaf_uplinks(plan: SmokePlan, load: LoadResult, growth: Snapshot | None) -> 
         "down)" if any((u.leaf, u.port) in plan.uplinks_down for u in idle) else "moved nothing)") if idle else ""
     rate = sum(u.rate_mbit for u in mine if u in used) * 1e6
     return Bottleneck("leaf-uplinks", f"uplinks of {leaf}: {len(mine) - len(idle)} of {len(mine)} carry the "
-                      f"cross-leaf traffic{lost}, full at {pct(min(share, 9.99))} of their {rate_text(rate)} "
+                      f"cross-leaf traffic{lost}, full at {pct(min(share, 1.0))} of their {rate_text(rate)} "
                       f"({way}bound)", share,
                       {"leaf": leaf, "direction": way, "carrying": [u.port for u in mine if u in used],
                        "idle": [u.port for u in idle], "bytes": moved})
+
+
+def storage_overshoot(plan: SmokePlan, load: LoadResult) -> Bottleneck | None:
+    """The storage links' figures (``storage_carried``) when together they add up to more than the links
+    carry (racfg.smoke.link_ceiling): no bottleneck but a measurement that overshot, said as such (None:
+    they do not). One link's own sum a little over is left to the clipped share."""
+    carried = storage_carried(load)
+    links = [s for s in plan.storage if s.key in carried]
+    capacity = sum(carried_bits(s) for s in links)
+    if not above(sum(carried.values()), capacity):
+        return None
+    return Bottleneck("overshoot", f"no bottleneck named: the storage links' figures add up to "
+                      f"{rate_text(sum(carried.values()))} on {len(links)} storage links that carry "
+                      f"{rate_text(capacity)}, more than they can (a measurement that overshot: the processes did "
+                      "not run over the same seconds)", None,
+                      {"sum_bps": round(sum(carried.values())), "capacity_bps": round(capacity)})
 
 
 def name_bottleneck(plan: SmokePlan, load: LoadResult, cpu_busy: dict[str, float],
@@ -106,11 +135,14 @@ def name_bottleneck(plan: SmokePlan, load: LoadResult, cpu_busy: dict[str, float
     if uplinks is not None:
         return uplinks
     total, per_link = storage_utilisation(plan, load)
-    if total >= SATURATED:
+    over = storage_overshoot(plan, load)
+    if over is not None:
+        return over
+    if total >= SATURATED:  # within the tolerance above the TCP ceiling a link is full, never more than full
         capacity = sum(s.rate_mbit for s in plan.storage) * 1e6
         return Bottleneck("storage-links", f"storage links saturated: {len(per_link)} links carry "
-                          f"{rate_text(load.total)} of {rate_text(capacity)} ({pct(total)})", total,
-                          {k: round(v, 4) for k, v in per_link.items()})
+                          f"{rate_text(min(total, 1.0) * capacity)} of {rate_text(capacity)} ({pct(min(total, 1.0))})",
+                          min(total, 1.0), {k: round(min(v, 1.0), 4) for k, v in per_link.items()})
     clients = load.per_client_host()
     if len(clients) > 1:
         best = max(clients.values())

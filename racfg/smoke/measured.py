@@ -71,6 +71,17 @@ class LoadResult:
         return [f"{fr.flow.client.host} <- {fr.flow.server.host}:{fr.flow.port}: {fr.error}"
                 for fr in self.flows if fr.error]
 
+    def iperf3_cpu(self) -> dict[str, float]:
+        """Highest iperf3 process CPU (percent of a core) per host of the load, both ends: each client's
+        own figure and its server's as the client reports it (iperf3's ``remote_total``)."""
+        out: dict[str, float] = {}
+        for fr in self.flows:
+            for host, cpu in ((fr.flow.client.host, fr.result.cpu_percent if fr.result else None),
+                              (fr.flow.server.host, fr.result.remote_cpu_percent if fr.result else None)):
+                if cpu is not None:
+                    out[host] = max(out.get(host, 0.0), cpu)
+        return out
+
     def process_cpu(self) -> dict[str, float]:
         """Highest iperf3 process CPU (percent of a core, local side) per client host."""
         out: dict[str, float] = {}
@@ -95,6 +106,15 @@ class StepProbe:
     cpu_before: dict[str, tuple[int, int]] = field(default_factory=dict)
     cpu_after: dict[str, tuple[int, int]] = field(default_factory=dict)
     fan_in: dict[str, int] = field(default_factory=dict)
+    controller_before: tuple[int, int] | None = None  # the controller's own (busy, total) jiffies
+    controller_after: tuple[int, int] | None = None
+
+    def controller_busy(self) -> float | None:
+        """Busy share of the controller's CPUs during the load (0..1; None: not read)."""
+        if self.controller_before is None or self.controller_after is None:
+            return None
+        total = self.controller_after[1] - self.controller_before[1]
+        return (self.controller_after[0] - self.controller_before[0]) / total if total > 0 else None
 
     def port_growth(self) -> Snapshot:
         return {key: after.minus(self.counters_before[key]) for key, after in self.counters_after.items()
@@ -161,7 +181,20 @@ class LinkMeasurement:
 
     @property
     def bits(self) -> float:
+        """What the link carried: what its receiving NICs took in while every process ran (racfg.smoke.window:
+        the client's NIC on a read, the storage links its flows wrote to on a write, each its own in a batch),
+        else the sum of its processes' figures. Each process's figure is over its own seconds, and on a busy
+        machine their sum ran up to 7% above what a shaped link can carry; the NICs' common window does not."""
+        received = self.received_keys()
+        if received:
+            return sum((self.load.received or {})[key] for key in received)
         return self.load.per_client_link().get(self.link.key, 0.0)
+
+    def received_keys(self) -> list[str]:
+        """The receiving links whose NIC figures are this link's reading ([]: none read; the processes' sum)."""
+        keys = [self.link.key] if self.direction == "read" else sorted(
+            {fr.flow.server.key for fr in self.load.flows if fr.flow.client.key == self.link.key})
+        return keys if keys and self.load.received and set(keys) <= self.load.received.keys() else []
 
     @property
     def share(self) -> float:

@@ -93,6 +93,20 @@ def cpu_times(fleet: Fleet, hosts: list[str]) -> dict[str, tuple[int, int]]:
     return out
 
 
+def controller_cpu_times() -> tuple[int, int] | None:
+    """(busy, total) jiffies of the machine racfg runs on (its own /proc/stat; None where it has none):
+    a controller too busy to start a load's processes together is the limit of what smoke measures."""
+    try:
+        with open("/proc/stat") as stat:
+            fields = [int(x) for x in stat.readline().split()[1:]]
+    except (OSError, ValueError):
+        return None
+    if len(fields) < 4:
+        return None
+    idle = fields[3] + (fields[4] if len(fields) > 4 else 0)
+    return sum(fields) - idle, sum(fields)
+
+
 class Probes:
     """Both probes together, for the run: ``before()`` / ``after(probe)`` around each load."""
 
@@ -102,9 +116,11 @@ class Probes:
         self.hosts = hosts
 
     def before(self) -> StepProbe:
-        return StepProbe(counters_before=self.switches.snapshot(), cpu_before=cpu_times(self.fleet, self.hosts))
+        return StepProbe(counters_before=self.switches.snapshot(), cpu_before=cpu_times(self.fleet, self.hosts),
+                         controller_before=controller_cpu_times())
 
     def after(self, probe: StepProbe) -> StepProbe:
         probe.cpu_after = cpu_times(self.fleet, self.hosts)
+        probe.controller_after = controller_cpu_times()
         probe.counters_after = self.switches.snapshot()
         return probe

@@ -31,6 +31,9 @@ def until_met(readings: list[T], measure: Callable[[], T], margin: Callable[[T],
 
 
 REMEASURE = 2  # measurements again, at most, of an item whose readings all missed their mark
+# The margin of a reading above what its links carry (racfg.smoke.link_ceiling): below any real reading's,
+# so it is measured again like a miss and never decides over a reading that is one.
+OVERSHOT = -1.0
 
 
 @dataclass(frozen=True)
@@ -42,6 +45,7 @@ class Reading:
     unit: str
     margin: float
     text: str
+    overshot: bool = False  # above what its links carry: a measurement error, no figure
 
     @property
     def meets(self) -> bool:
@@ -73,7 +77,8 @@ def with_readings(result: Result, readings: Sequence[Reading], limit: int) -> Re
     """``result`` (judged on its deciding reading) with every reading: in ``data["readings"]`` always,
     and, when the item was measured more than once, in its message, which says so."""
     data = {**result.data, "readings": [{"value": round(r.value, 6), "unit": r.unit, "margin": round(r.margin, 5),
-                                         "meets": r.meets} for r in readings],
+                                         "meets": r.meets, **({"overshot": True} if r.overshot else {})}
+                                        for r in readings],
             "remeasured": len(readings) - 1, "remeasure_limit": limit}
     if len(readings) < 2:
         return replace(result, data=data)
@@ -87,7 +92,7 @@ def remeasure_notes(results: Sequence[Result]) -> list[str]:
     for r in results:
         readings = r.data.get("readings", [])
         if len(readings) > 1:
-            listed = ", ".join(f"{x['value']:.4g} {x['unit']}" + ("" if x["meets"] else " (below the mark)")
+            listed = ", ".join(f"{x['value']:.4g} {x['unit']}" + _mark(x["meets"], x.get("overshot", False))
                                for x in readings)
             out.append(f"{r.check}: measured {len(readings)} times ({listed}), at most {r.data['remeasure_limit']} "
                        f"re-measurements: {r.status}")
@@ -97,10 +102,16 @@ def remeasure_notes(results: Sequence[Result]) -> list[str]:
 def readings_text(readings: Sequence[Reading], limit: int) -> str:
     """``measured 2 times (re-measured 1, at most 2): 217 Mbit/s (below the mark), 246 Mbit/s; ...``."""
     n = len(readings)
-    listed = ", ".join(r.text + ("" if r.meets else " (below the mark)") for r in readings)
+    listed = ", ".join(r.text + _mark(r.meets, r.overshot) for r in readings)
     best = deciding_reading([r.margin for r in readings])
-    if readings[best].meets:
+    if readings[best].overshot:
+        end = "every reading is above what the links carry: a measurement error, no figure"
+    elif readings[best].meets:
         end = f"the best (reading {best + 1}) meets the mark and decides: a fault would have reproduced"
     else:
         end = "no reading meets the mark: the fault reproduced, the best is reported"
     return f"measured {n} times (re-measured {n - 1}, at most {limit}): {listed}; {end}"
+
+
+def _mark(meets: bool, overshot: bool) -> str:
+    return " (above what the links carry)" if overshot else "" if meets else " (below the mark)"

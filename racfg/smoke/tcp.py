@@ -13,8 +13,9 @@ made every other link an "outlier" of the best one. Released together, they stil
 of milliseconds apart on a busy machine (process start, connection set-up): a sum can run a few
 percent over what the links carry, and the judge counts no more than that (``best_of_kind``,
 ``step_capacity`` in racfg.smoke.phases.link_saturation and .read_scaling). On a machine too busy to start them
-within a second of each other the sum means nothing: a scaling step is judged on what its receiving
-NICs took in while every process ran (racfg.smoke.window), read by shells released with the load.
+within a second of each other the sum means nothing: a link and a scaling step are judged on what their
+receiving NICs took in while every process ran (racfg.smoke.window), read by shells released with the
+load, and a figure above what the links carry is a measurement error (racfg.smoke.link_ceiling).
 """
 
 from __future__ import annotations

@@ -110,10 +110,11 @@ def test_cli_run_saturates_every_link_scales_linearly_and_writes_its_reports(acc
             r = checks[f"link/{direction}/{host}:data0"]
             assert r.status is Status.PASS
             assert r.data["line_bps"] == 250_000_000 and r.data["rate_source"] == "lab shaper"
-            # judged against smoke's own mark (a reading below it is measured again); never far above the
-            # TCP ceiling (at MTU 9000 TCP carries 99.3% of what the shaper passes)
-            assert r.data["share_of_line"] >= 0.90
-            assert r.data["share_of_ceiling"] <= 1.05
+            # judged against smoke's own mark (a reading below it is measured again); read by the receiving
+            # NICs over the load's common seconds, never above the line rate the shaper holds the link to (at
+            # MTU 9000 TCP carries 99.3% of what the shaper passes; 98.7-99.0% of line rate measured)
+            assert r.data["share_of_line"] >= 0.90 and r.data["measured_by"] == "receiving NICs", r.data
+            assert r.data["share_of_line"] <= 1.0, r.data
     # smdgx01 and smdgx02 were loaded together, each from a storage link of its own; smdgx03 found none
     # left and was loaded alone (racfg.smoke.batches)
     for host, storage in (("smdgx01", ["smstor01:data0"]), ("smdgx02", ["smstor02:data0"])):

@@ -168,7 +168,8 @@ def test_step_capacity_is_the_smaller_side_at_its_tcp_ceiling(plan: SmokePlan, s
 
 @pytest.mark.parametrize("per_client_n3", [
     99.0,   # 3 x 99 = 297 Mbit/s: within what the 2 x 150 storage links carry (298), judged as measured
-    110.0,  # 3 x 110 = 330: an overshoot, counted as the 298 the links carry
+    100.5,  # 3 x 100.5 = 301.5: above the 298 the links carry by less than the timing's tolerance
+    #         (racfg.smoke.link_ceiling.OVER_CEILING), counted as the 298 they carry; more is an error (below)
 ])
 def test_a_step_is_judged_on_no_more_than_its_links_carry(plan: SmokePlan, per_client_n3: float) -> None:
     cut = plan.with_rates({k: (150.0, "lab shaper") for k in ("smstor01:data0", "smstor02:data0")})
@@ -204,19 +205,21 @@ def test_a_sum_far_above_what_the_links_carry_is_no_reading(plan: SmokePlan) -> 
 
 def test_nine_clients_on_eight_storage_links_of_their_speed_are_not_linear() -> None:
     """ra-ethernet in the lab: 9 x 1 Gbit/s clients read from 8 x 1 Gbit/s storage links. The sum of the
-    iperf3 figures came out 3% above what the links carry (E(9) = 0.914 judged as measured); counted
-    as what they carry, E(9) = 8/9 and the storage links are named."""
+    iperf3 figures came out above what the links carry (E(9) = 0.914 judged as measured); counted
+    as what they carry, E(9) = 8/9 and the storage links are named, at no more than 100% of their rate.
+    (It came out 3% above: more than the tolerance, today a measurement error, measured again.)"""
     rates = {(h, "enp5s0"): 1000.0 for h in [f"dgx{i:02d}" for i in range(1, 10)]}
     rates |= {(f"weka{i:02d}", "enp24s0f0"): 1000.0 for i in range(1, 9)}
     ra = build_plan(load_cluster(RA), ConnectionOverrides(provider="lab", link_rates_mbit=rates))
     one = step_capacity(ra, ra.client_hosts[:1])
     steps = [StepMeasurement(1, ra.client_hosts[:1], load(ra, {"dgx01": 994.0}), 0.0, capacity_bits=one),
-             StepMeasurement(9, ra.client_hosts, load(ra, dict.fromkeys(ra.client_hosts, 8176.0 / 9)), 0.0,
+             StepMeasurement(9, ra.client_hosts, load(ra, dict.fromkeys(ra.client_hosts, 8050.0 / 9)), 0.0,
                              capacity_bits=step_capacity(ra, ra.client_hosts))]
     verdict, results = judge_scaling(ra, steps)
     assert verdict.knee == 9 and verdict.efficiency[9] == pytest.approx(8 / 9, rel=1e-3)
     linear = next(r for r in results if r.check == "scaling/linear")
     assert linear.status is Status.FAIL and "storage links saturated" in linear.message
+    assert "8000 Mbit/s of 8000 Mbit/s (100.0%)" in linear.message, linear.message  # 8050 measured: never > 100%
 
 
 def test_storage_bottleneck_names_the_knee_and_the_links(plan: SmokePlan) -> None:

@@ -27,9 +27,12 @@ from racfg.results import Result, Status, expected_actual
 from racfg.smoke import plots
 from racfg.smoke.batches import Assignment, link_batches
 from racfg.smoke.bottleneck import UPLINKS_FIX, Bottleneck, leaf_uplinks
+from racfg.smoke.link_ceiling import OVERSHOOT_FIX, above, carried_bits, overshoot_text
+from racfg.smoke.machine_limit import machine_limited, machine_limits
 from racfg.smoke.measured import LinkMeasurement, LoadResult
 from racfg.smoke.metrics import metric
 from racfg.smoke.remeasure import (
+    OVERSHOT,
     Announce,
     Reading,
     deciding_reading,
@@ -80,8 +83,14 @@ def measure_links(plan: SmokePlan, measure: Measure, limit: int, tick: Announce,
 
 
 def floor_margin(plan: SmokePlan, m: LinkMeasurement) -> float:
-    """How far a reading is past the link's mark: its share of line rate less acceptance.link_saturation."""
-    return m.share - plan.saturation_floor
+    """How far a reading is past the link's mark: its share of line rate less acceptance.link_saturation;
+    ``OVERSHOT`` for a reading above what the link carries (measured again, never deciding over a real one)."""
+    return OVERSHOT if overshot(m) else m.share - plan.saturation_floor
+
+
+def overshot(m: LinkMeasurement) -> bool:
+    """Whether a reading is above what its link carries (racfg.smoke.link_ceiling): a measurement error."""
+    return above(m.bits, carried_bits(m.link))
 
 
 def best_reading(plan: SmokePlan, readings: list[LinkMeasurement]) -> LinkMeasurement:
@@ -94,7 +103,7 @@ def _screen(measure: Measure, batch: list[Assignment], direction: str, number: i
     load, probe = measure(clients, direction, f"links/{direction}/batch{number}",
                           {a.client.key: a.sources for a in batch})
     return {link.key: LinkMeasurement(link, direction, LoadResult(direction, [
-        f for f in load.flows if f.flow.client.key == link.key], load.seconds), probe, batched=True)
+        f for f in load.flows if f.flow.client.key == link.key], load.seconds, load.received), probe, batched=True)
         for link in clients}
 
 
@@ -115,7 +124,8 @@ def _take(measure: Measure, link: Link, direction: str) -> LinkMeasurement:
 
 
 def _reading(m: LinkMeasurement, margin: float) -> Reading:
-    return Reading(m.bits / 1e6, "Mbit/s", margin, rate_text(m.bits))
+    over = overshot(m)
+    return Reading(m.bits / 1e6, "Mbit/s", OVERSHOT if over else margin, rate_text(m.bits), over)
 
 
 def _outliers_again(plan: SmokePlan, series: Series, measure: Measure, limit: int, announce: Announce) -> None:
@@ -163,6 +173,8 @@ def link_result(plan: SmokePlan, m: LinkMeasurement) -> Result:
         return Result(link.key, f"link/{m.direction}/{link.key}", "link saturation", Status.ERROR,
                       f"{DIRECTION_TEXT[m.direction]}: not measured: {errors[0]}", expected, None,
                       data={"direction": m.direction, "errors": errors})
+    if overshot(m):
+        return _overshot_result(m, expected, actual)
     if share_ceiling >= 0.97:
         limit = "the link is full; TCP/IP headers take the rest"
     elif m.share >= floor:
@@ -181,17 +193,34 @@ def link_result(plan: SmokePlan, m: LinkMeasurement) -> Result:
         message = f"{expected_actual(expected, rate_text(m.bits))}; {message}"
     fix = None if status is Status.PASS else UPLINKS_FIX if uplinks is not None else (
         "check the cable, port speed and NIC of this link (racfg validate), then the storage side")
-    return Result(link.key, f"link/{m.direction}/{link.key}", "link saturation", status, message, expected, actual,
-                  fix=fix, seconds=m.load.seconds,
-                  data={"bottleneck": uplinks.as_dict() if uplinks is not None else None,
-                        "direction": m.direction, "measured_bps": round(m.bits), "line_bps": round(line),
-                        "rate_source": link.rate_source, "mtu": link.mtu, "tcp_ceiling": round(ceiling, 5),
-                        "share_of_line": round(m.share, 5), "share_of_ceiling": round(share_ceiling, 5),
-                        "processes": len([f for f in m.load.flows if f.flow.client.key == link.key]),
-                        "flows": [{"server": f.flow.server.key, "port": f.flow.port,
-                                   "iperf3": f.result.as_dict() if f.result else None, "error": f.error}
-                                  for f in m.load.flows],
-                        "metrics": [metric(f"link.{m.direction}.{link.key}", m.bits / 1e6, "Mbit/s")]})
+    result = Result(link.key, f"link/{m.direction}/{link.key}", "link saturation", status, message, expected, actual,
+                    fix=fix, seconds=m.load.seconds,
+                    data={"bottleneck": uplinks.as_dict() if uplinks is not None else None,
+                          "direction": m.direction, "measured_bps": round(m.bits), "line_bps": round(line),
+                          "measured_by": "receiving NICs" if m.received_keys() else "processes",
+                          "rate_source": link.rate_source, "mtu": link.mtu, "tcp_ceiling": round(ceiling, 5),
+                          "share_of_line": round(m.share, 5), "share_of_ceiling": round(share_ceiling, 5),
+                          "processes": len([f for f in m.load.flows if f.flow.client.key == link.key]),
+                          "flows": [{"server": f.flow.server.key, "port": f.flow.port,
+                                     "iperf3": f.result.as_dict() if f.result else None, "error": f.error}
+                                    for f in m.load.flows],
+                          "metrics": [metric(f"link.{m.direction}.{link.key}", m.bits / 1e6, "Mbit/s")]})
+    limits = machine_limits(m.load, m.probe) if status is Status.FAIL and uplinks is None else []
+    return machine_limited(result, limits) if limits else result
+
+
+def _overshot_result(m: LinkMeasurement, expected: str, actual: str) -> Result:
+    """A link whose deciding reading is above what it carries: an error that says so, with no figure (no
+    metric: a baseline never keeps it)."""
+    link = m.link
+    return Result(link.key, f"link/{m.direction}/{link.key}", "link saturation", Status.ERROR,
+                  f"{DIRECTION_TEXT[m.direction]}: "
+                  + overshoot_text(m.bits, carried_bits(link), f"a {rate_text(link.rate_mbit * 1e6)} link"),
+                  expected, actual, fix=OVERSHOOT_FIX, seconds=m.load.seconds,
+                  data={"direction": m.direction, "measured_bps": round(m.bits),
+                        "line_bps": round(link.rate_mbit * 1e6), "tcp_ceiling": round(link.tcp_ceiling, 5),
+                        "share_of_line": round(m.share, 5), "share_of_ceiling": round(m.share / link.tcp_ceiling, 5),
+                        "overshot": True})
 
 
 def uplinks_short(plan: SmokePlan, m: LinkMeasurement) -> Bottleneck | None:
@@ -245,6 +274,9 @@ def outlier_results(plan: SmokePlan, measurements: list[LinkMeasurement]) -> lis
                               data={"direction": direction, "best": best.link.key, "best_bps": round(best.bits),
                                     "reference_bps": round(reference),
                                     "share_of_best": round(m.bits / reference, 5)}))
+            limits = machine_limits(m.load, m.probe)  # short because of the measuring machine: not the link's
+            if limits:
+                out[-1] = machine_limited(out[-1], limits)
         if not slow:
             out.append(Result("cluster", f"outlier/{direction}", "outliers", Status.PASS,
                               f"{DIRECTION_TEXT[direction]}: every link within {pct(plan.outlier_fraction)} of the "

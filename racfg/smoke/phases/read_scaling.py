@@ -22,9 +22,12 @@ from functools import partial
 from racfg.results import Result, Status, expected_actual
 from racfg.smoke import plots
 from racfg.smoke.bottleneck import UPLINKS_FIX, Bottleneck, leaf_uplinks, name_bottleneck
+from racfg.smoke.link_ceiling import OVER_CEILING, above
+from racfg.smoke.machine_limit import machine_limited, machine_limits
 from racfg.smoke.measured import LinkMeasurement, LoadResult, Snapshot, StepProbe
 from racfg.smoke.metrics import metric
 from racfg.smoke.remeasure import (
+    OVERSHOT,
     Announce,
     Reading,
     deciding_reading,
@@ -76,7 +79,8 @@ def measure_scaling(plan: SmokePlan, measure: Measure, links: list[LinkMeasureme
         if n in series:
             result = with_readings(result, [Reading(s.total / 1e6, "Mbit/s", step_margin(plan, s, base),
                                                     f"{rate_text(s.total)} (E = {s.total / (n * base):.3f})"
-                                                    if base > 0 else rate_text(s.total)) for s in series[n]], limit)
+                                                    if base > 0 else rate_text(s.total), not s.together)
+                                            for s in series[n]], limit)
         out.append(result)
     return verdict, out
 
@@ -86,7 +90,7 @@ def step_margin(plan: SmokePlan, step: StepMeasurement, base: float) -> float:
     floor, the nearer miss); 0 (nothing to judge, nothing to measure again) without a T(1); -1, below any
     reading's, for a sum whose processes did not run together (measured again, never deciding over one)."""
     if not step.together:
-        return -1.0
+        return OVERSHOT
     margin = step.total / (step.n * base) - plan.scaling_floor if base > 0 else 0.0
     if plan.routed and 0 < step.capacity_bits < float("inf"):
         margin = min(margin, step.total / step.capacity_bits - plan.saturation_floor)
@@ -110,9 +114,10 @@ def _reused(plan: SmokePlan, n: int, links: list[LinkMeasurement]) -> StepMeasur
     return StepMeasurement(n, hosts, m.load, predicted(plan, hosts), m.probe, capacity_bits=step_capacity(plan, hosts))
 
 
-# How far a step's sum may run above what its links carry and still be a reading (seen in the lab: up to
-# 8% on a 2-core machine starting 192 processes; once 48%, which made a short step look linear).
-OVERSHOOT = 0.15
+# How far a step's figure may run above what its links carry and still be a reading: the links' own
+# tolerance (racfg.smoke.link_ceiling). Process sums were seen up to 8% over on a 2-core machine starting
+# 192 processes, once 48% (which made a short step look linear); the receiving NICs' window, not above 0.3%.
+OVERSHOOT = OVER_CEILING
 
 
 @dataclass
@@ -173,6 +178,7 @@ def judge_scaling(plan: SmokePlan, steps: list[StepMeasurement]) -> tuple[Scalin
     verdict = ScalingVerdict(steps)
     base = next((s.total for s in steps if s.n == 1), 0.0)
     results = []
+    limited: set[int] = set()  # steps short because of the measuring machine: not judged
     for step in steps:
         eff = step.total / (step.n * base) if base > 0 else 0.0
         verdict.efficiency[step.n] = eff
@@ -181,11 +187,12 @@ def judge_scaling(plan: SmokePlan, steps: list[StepMeasurement]) -> tuple[Scalin
             continue
         short = crossing_short(plan, step)
         linear = eff >= plan.scaling_floor and short is None
-        if not linear and verdict.knee is None:
-            verdict.knee = step.n
         busy = step.probe.cpu_busy() if step.probe else {}
         if not linear:
             step.bottleneck = name_bottleneck(plan, step.load, busy, step.probe.port_growth() if step.probe else None)
+        limits = [] if linear else step_limits(step)
+        if not linear and verdict.knee is None and not limits:
+            verdict.knee = step.n
         expected = f"E({step.n}) >= {plan.scaling_floor:g}" + (
             f" and >= {plan.saturation_floor:g} of what its links carry" if plan.routed else "")
         actual = f"E({step.n}) = {eff:.3f}"
@@ -215,17 +222,21 @@ def judge_scaling(plan: SmokePlan, steps: list[StepMeasurement]) -> tuple[Scalin
                                     "bottleneck": step.bottleneck.as_dict() if step.bottleneck else None,
                                     "metrics": [metric(f"scaling.aggregate.n{step.n}", step.total / 1e6, "Mbit/s"),
                                                 metric(f"scaling.efficiency.n{step.n}", eff, "")]}))
+        if limits:  # short because of the measuring machine: an error that says so, no knee
+            results[-1] = machine_limited(results[-1], limits)
+            limited.add(step.n)
     series = {"clients": [s.n for s in steps], "aggregate_bps": [round(s.total) for s in steps],
               "efficiency": [round(verdict.efficiency[s.n], 5) for s in steps],
               "predicted_bps": [round(s.predicted_bits) for s in steps], "single_bps": round(base),
               "floor": plan.scaling_floor, "knee": verdict.knee}
-    ns = ", ".join(str(s.n) for s in steps if s.together)
+    judged = [s for s in steps if s.together and s.n not in limited]
+    ns = ", ".join(str(s.n) for s in judged)
     if not ns:
         return verdict, results
     if verdict.knee is None:
         results.append(Result("cluster", "scaling/linear", "scaling", Status.PASS,
                               f"linear over {ns} clients: every E(n) >= {plan.scaling_floor:g} "
-                              f"(lowest {min(verdict.efficiency[s.n] for s in steps if s.together):.3f})",
+                              f"(lowest {min(verdict.efficiency[s.n] for s in judged):.3f})",
                               data={"series": series}))
     else:
         knee_step = next(s for s in steps if s.n == verdict.knee)
@@ -241,13 +252,30 @@ def judge_scaling(plan: SmokePlan, steps: list[StepMeasurement]) -> tuple[Scalin
     return verdict, results
 
 
+def step_limits(step: StepMeasurement) -> list[str]:
+    """What says the measuring machine, not the fabric, held a short step back ([]: nothing does). Links
+    that are full (a leaf's uplinks, the storage links) are the fabric's limit, whatever the CPUs did;
+    processes' figures that add up to more than the links carry did not run together (racfg.smoke.
+    bottleneck's overshoot, or their own sum above what the links carry while the NICs took in less),
+    which a machine too busy to start them does."""
+    kind = step.bottleneck.kind if step.bottleneck else None
+    if kind in ("leaf-uplinks", "storage-links"):
+        return []
+    overshoot = [step.bottleneck.text] if step.bottleneck and kind == "overshoot" else []
+    if not overshoot and above(step.load.total, step.capacity_bits):
+        overshoot = [f"the iperf3 processes' figures add up to {rate_text(step.load.total)}, more than the links "
+                     f"carry ({rate_text(step.capacity_bits)}): they did not run over the same seconds"]
+    return machine_limits(step.load, step.probe) + overshoot
+
+
 def _not_together(step: StepMeasurement) -> Result:
     over = step.measured / step.capacity_bits - 1
     return Result("cluster", f"scaling/step{step.n:03d}", "scaling", Status.ERROR,
-                  f"{step.n} client(s) ({', '.join(step.hosts)}) not measured: the processes' figures add up to "
-                  f"{rate_text(step.measured)}, {pct(over)} above what the links carry "
-                  f"({rate_text(step.capacity_bits)}): they did not run over the same seconds (hosts or controller "
-                  "too busy to start them together), so the sum is no aggregate",
+                  f"measurement error: {step.n} client(s) ({', '.join(step.hosts)}) measured "
+                  f"{rate_text(step.measured)} ({'the receiving NICs' if step.load.received else 'the processes sum'}),"
+                  f" {pct(over)} above what the links carry ({rate_text(step.capacity_bits)}): the processes did not "
+                  "run over the same seconds (hosts or controller too busy to start them together), so the figure is "
+                  "no aggregate",
                   fix="run smoke again on a quieter machine, or with fewer processes per link "
                       "(acceptance.smoke.processes_per_link)", seconds=step.load.seconds,
                   data={"clients": step.n, "hosts": step.hosts, "measured_bps": round(step.measured),

@@ -11,6 +11,9 @@ bottleneck, a step counted at no more than its links carry. On a routed leaf-spi
 largest step carried across the spines beside the bandwidth budget's prediction for the spine tier,
 each spine's share of the cross-leaf bytes and their spread over each leaf's uplinks (ECMP balance,
 judged by validate's own checks on the leaves' ISL counters).
+
+The node, not the step: the knee's clients below their share of it are each loaded again beside a
+client that passed (racfg.smoke.pair_isolation), and the verdict names the client or says none is at fault.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from racfg.smoke import plots
 from racfg.smoke.bottleneck import UPLINKS_FIX, Bottleneck, leaf_uplinks, name_bottleneck
 from racfg.smoke.measured import LinkMeasurement, LoadResult, Snapshot, StepProbe
 from racfg.smoke.metrics import metric
+from racfg.smoke.pair_isolation import Isolating, PairOutcome, isolate_suspects, isolation_results
 from racfg.smoke.remeasure import (
     Announce,
     Reading,
@@ -335,6 +339,7 @@ def measure(run: SmokeRun) -> None:
                                        run.tick, run.announce)
     steps = verdict.steps
     run.results += results
+    run.results += isolate_knee(plan, run.load, verdict, run.options.remeasure, run.announce)  # the node, not the step
     if plan.routed:  # every load crossed the spines: the tier against the budget, and each spine's share
         tier = spine_tier_result(plan, steps, spine_tier_bits(plan))
         run.results += [*([tier] if tier else []), *ecmp_results(plan, [p for _, p in run.probed])]
@@ -347,5 +352,28 @@ def measure(run: SmokeRun) -> None:
         run.attachments.append(str(path))
 
 
+def isolate_knee(plan: SmokePlan, measure: Measure, verdict: ScalingVerdict, limit: int,
+                 announce: Announce) -> list[Result]:
+    """The node, not the step: the knee's clients below their share, each loaded beside one that passed."""
+    step = next((s for s in verdict.steps if s.n == verdict.knee and s.n > 1), None)
+    if step is None:
+        return []
+
+    def pair(suspect: str, partner: str) -> dict[str, float]:
+        clients = [link for h in (suspect, partner) for link in plan.links_of(h)]
+        return measure(clients, "read", f"scaling/isolate/{suspect}")[0].per_client_host()
+    capacity = {h: sum(link.rate_mbit for link in plan.links_of(h)) for h in step.hosts}
+    return pair_results(plan, step, isolate_suspects(step.load.per_client_host(), capacity, plan.outlier_fraction,
+                                                     pair, limit, announce, f"scaling: step {step.n}"))
+
+
+def pair_results(plan: SmokePlan, step: StepMeasurement, pairs: list[PairOutcome]) -> list[Result]:
+    """The knee's pairs (racfg.smoke.pair_isolation): the client that stays low beside one that passed, or none."""
+    how = Isolating("scaling/isolate", "scaling", "client", f"the {step.n}-client step", rate_text,
+                    "racfg validate --limit {node} (its data NIC's speed, MTU, tuning), then its cable and port")
+    capacity = {h: sum(link.rate_mbit for link in plan.links_of(h)) for h in step.hosts}
+    return isolation_results(how, step.load.per_client_host(), capacity, plan.outlier_fraction, pairs)
+
+
 # The phase's pure verdicts: plain data in (racfg.smoke.measured, the plan), results out.
-VERDICTS = (judge_scaling, spine_tier_result, ecmp_results)
+VERDICTS = (judge_scaling, spine_tier_result, ecmp_results, pair_results)

@@ -65,7 +65,8 @@ def pair_ratio(suspect: str, partner: str, capacity: Mapping[str, float], figure
 
 @dataclass(frozen=True)
 class PairOutcome:
-    """One suspect's pair: its deciding reading (both nodes' figures), the ratio it gives, how many loads."""
+    """One suspect's pair: its deciding reading (both nodes' figures), the ratio it gives, the loads it took
+    (a step of two nodes is its own pair: its reading counts first, and only re-measurements load)."""
 
     suspect: str
     partner: str
@@ -90,15 +91,21 @@ def _margin(suspect: str, partner: str, capacity: Mapping[str, float], fraction:
 def isolate_suspects(figures: Figures, capacity: Mapping[str, float], fraction: float, measure_pair: MeasurePair,
                      limit: int, announce: Announce, what: str) -> list[PairOutcome]:
     """Each suspect of a step (``pick_pairs``) loaded beside its partner through ``measure_pair``, measured
-    again while it stays low (at most ``limit`` times, racfg.smoke.remeasure); the best reading decides."""
+    again while it stays low (at most ``limit`` times, racfg.smoke.remeasure); the best reading decides.
+    A step of two nodes is already the pair: its figures are the first reading, so a fault in it costs
+    only the re-measurements, and noise is measured through as anywhere."""
     out = []
     for suspect, partner in pick_pairs(figures, capacity, fraction):
-        announce(f"{what}: {suspect} below its share, measured beside {partner}, which passed")
         take = partial(measure_pair, suspect, partner)
         margin = partial(_margin, suspect, partner, capacity, fraction)
-        readings = until_met([take()], take, margin, limit, announce, f"{what}: {suspect} beside {partner}")
+        whole = set(figures) == {suspect, partner}  # a step of two: its own reading is the pair's first
+        if not whole:
+            announce(f"{what}: {suspect} below its share, measured beside {partner}, which passed")
+        readings = until_met([dict(figures) if whole else take()], take, margin, limit, announce,
+                             f"{what}: {suspect} beside {partner}")
         best = dict(readings[deciding_reading([margin(r) for r in readings])])
-        out.append(PairOutcome(suspect, partner, best, pair_ratio(suspect, partner, capacity, best), len(readings)))
+        out.append(PairOutcome(suspect, partner, best, pair_ratio(suspect, partner, capacity, best),
+                               len(readings) - whole))
     return out
 
 

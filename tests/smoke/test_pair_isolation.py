@@ -77,6 +77,16 @@ def test_noise_in_a_pair_is_measured_through() -> None:
     assert loaded == [("b", "a")] * 2
 
 
+def test_a_step_of_two_is_its_own_pair() -> None:
+    """Its reading is the pair's first: only the re-measurements load, a fault reproduces, noise does not."""
+    measure, loaded = pair_table({"b": 115.0})
+    [found] = isolate_suspects({"a": 240.0, "b": 110.0}, {}, FRACTION, measure, 2, lambda _: None, "x")
+    assert found.loads == 2 and loaded == [("b", "a")] * 2 and found.low(FRACTION)
+    measure, loaded = pair_table({})
+    [found] = isolate_suspects({"a": 240.0, "b": 110.0}, {}, FRACTION, measure, 2, lambda _: None, "x")
+    assert found.loads == 1 and loaded == [("b", "a")] and not found.low(FRACTION)
+
+
 def scaling_step(plan: SmokePlan, per_client: dict[str, float]) -> StepMeasurement:
     hosts = list(per_client)
     return StepMeasurement(len(hosts), hosts, load(plan, per_client), 0.0)
@@ -133,7 +143,7 @@ def test_no_extra_load_without_a_suspect_or_a_knee(plan: SmokePlan) -> None:
 
 
 def test_a_pair_whose_partner_carried_nothing_decides_nothing(plan: SmokePlan) -> None:
-    step = scaling_step(plan, {"smdgx01": 240, "smdgx02": 120})
+    step = scaling_step(plan, {"smdgx01": 240, "smdgx02": 120, "smdgx03": 235})
     measure, _ = pair_table({}, failed=frozenset({"smdgx01"}))
     pairs = isolate_suspects(step.load.per_client_host(), {}, FRACTION, measure, 1, lambda _: None, "x")
     [result] = pair_results(plan, step, pairs)

@@ -95,6 +95,14 @@ class LoadResult:
 Snapshot = dict[tuple[str, str], PortCounters]  # (switch, canonical port) -> counters
 
 
+def by_switch(snapshot: Snapshot) -> dict[str, dict[str, PortCounters]]:
+    """A snapshot as validate's fabric checks read counters: {switch: {port: counters}}."""
+    out: dict[str, dict[str, PortCounters]] = {}
+    for (switch, port), counters in snapshot.items():
+        out.setdefault(switch, {})[port] = counters
+    return out
+
+
 @dataclass
 class StepProbe:
     """Counters and CPU before and after one load; the growth is what the load did. ``fan_in``: how many

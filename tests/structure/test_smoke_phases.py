@@ -35,7 +35,7 @@ MEASUREMENT_PREFIXES = ("racfg.ssh", "racfg.switches.session", "paramiko", "netm
 # What verdicts share: plain data, which reading decides, references, switch counters, NCCL's marks.
 VERDICT_MODULES = {"racfg.smoke.measured", "racfg.smoke.remeasure", "racfg.smoke.metrics",
                    "racfg.smoke.counter_verdicts", "racfg.smoke.nccl_marks", "racfg.smoke.bottleneck",
-                   "racfg.smoke.units"}
+                   "racfg.smoke.units", "racfg.smoke.pair_isolation"}
 
 
 def module_path(module: str) -> Path:

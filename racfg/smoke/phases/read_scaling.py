@@ -11,6 +11,9 @@ bottleneck, a step counted at no more than its links carry. On a routed leaf-spi
 largest step carried across the spines beside the bandwidth budget's prediction for the spine tier,
 each spine's share of the cross-leaf bytes and their spread over each leaf's uplinks (ECMP balance,
 judged by validate's own checks on the leaves' ISL counters).
+
+The node, not the step: the knee's clients below their share of it are each loaded again beside a
+client that passed (racfg.smoke.pair_isolation), and the verdict names the client or says none is at fault.
 """
 
 from __future__ import annotations
@@ -24,8 +27,9 @@ from racfg.smoke import plots
 from racfg.smoke.bottleneck import UPLINKS_FIX, Bottleneck, leaf_uplinks, name_bottleneck
 from racfg.smoke.link_ceiling import OVER_CEILING, above
 from racfg.smoke.machine_limit import machine_limited, machine_limits
-from racfg.smoke.measured import LinkMeasurement, LoadResult, Snapshot, StepProbe
+from racfg.smoke.measured import LinkMeasurement, LoadResult, StepProbe, by_switch
 from racfg.smoke.metrics import metric
+from racfg.smoke.pair_isolation import Isolating, PairOutcome, isolate_suspects, isolation_results
 from racfg.smoke.remeasure import (
     OVERSHOT,
     Announce,
@@ -37,7 +41,6 @@ from racfg.smoke.remeasure import (
 from racfg.smoke.run_state import Measure, SmokeRun
 from racfg.smoke.smoke_plan import Link, SmokePlan
 from racfg.smoke.units import pct, rate_text
-from racfg.switches.parsers.port_counters import PortCounters
 from racfg.validate.fabric_ecmp import check_ecmp_balance, check_uplink_spread
 
 
@@ -329,13 +332,6 @@ def spine_tier_result(plan: SmokePlan, steps: Sequence[StepMeasurement], budget_
                         "metrics": [metric("spine.crossing", step.total / 1e6, "Mbit/s")]})
 
 
-def _by_switch(snapshot: Snapshot) -> dict[str, dict[str, PortCounters]]:
-    out: dict[str, dict[str, PortCounters]] = {}
-    for (switch, port), counters in snapshot.items():
-        out.setdefault(switch, {})[port] = counters
-    return out
-
-
 def ecmp_results(plan: SmokePlan, probes: Sequence[StepProbe]) -> list[Result]:
     """Each spine's share of the cross-leaf bytes over the whole run (from the first load's counters to the
     last's; every load of a routed plan crosses the spines), by validate's check_ecmp_balance, and the
@@ -346,7 +342,7 @@ def ecmp_results(plan: SmokePlan, probes: Sequence[StepProbe]) -> list[Result]:
     if not read:
         return [Result("fabric", "spine/ecmp", "spine tier", Status.SKIP,
                        "ECMP balance not judged: the leaves' ISL counters were not read")]
-    before, after = _by_switch(read[0].counters_before), _by_switch(read[-1].counters_after)
+    before, after = by_switch(read[0].counters_before), by_switch(read[-1].counters_after)
     return check_ecmp_balance(plan.fabric, before, after) + check_uplink_spread(plan.fabric, before, after,
                                                                                   down=plan.uplinks_down)
 
@@ -363,6 +359,7 @@ def measure(run: SmokeRun) -> None:
                                        run.tick, run.announce)
     steps = verdict.steps
     run.results += results
+    run.results += isolate_knee(plan, run.load, verdict, run.options.remeasure, run.announce)  # the node, not the step
     if plan.routed:  # every load crossed the spines: the tier against the budget, and each spine's share
         tier = spine_tier_result(plan, steps, spine_tier_bits(plan))
         run.results += [*([tier] if tier else []), *ecmp_results(plan, [p for _, p in run.probed])]
@@ -375,5 +372,28 @@ def measure(run: SmokeRun) -> None:
         run.attachments.append(str(path))
 
 
+def isolate_knee(plan: SmokePlan, measure: Measure, verdict: ScalingVerdict, limit: int,
+                 announce: Announce) -> list[Result]:
+    """The node, not the step: the knee's clients below their share, each loaded beside one that passed."""
+    step = next((s for s in verdict.steps if s.n == verdict.knee and s.n > 1), None)
+    if step is None:
+        return []
+
+    def pair(suspect: str, partner: str) -> dict[str, float]:
+        clients = [link for h in (suspect, partner) for link in plan.links_of(h)]
+        return measure(clients, "read", f"scaling/isolate/{suspect}")[0].per_client_host()
+    capacity = {h: sum(link.rate_mbit for link in plan.links_of(h)) for h in step.hosts}
+    return pair_results(plan, step, isolate_suspects(step.load.per_client_host(), capacity, plan.outlier_fraction,
+                                                     pair, limit, announce, f"scaling: step {step.n}"))
+
+
+def pair_results(plan: SmokePlan, step: StepMeasurement, pairs: list[PairOutcome]) -> list[Result]:
+    """The knee's pairs (racfg.smoke.pair_isolation): the client that stays low beside one that passed, or none."""
+    how = Isolating("scaling/isolate", "scaling", "client", f"the {step.n}-client step", rate_text,
+                    "racfg validate --limit {node} (its data NIC's speed, MTU, tuning), then its cable and port")
+    capacity = {h: sum(link.rate_mbit for link in plan.links_of(h)) for h in step.hosts}
+    return isolation_results(how, step.load.per_client_host(), capacity, plan.outlier_fraction, pairs)
+
+
 # The phase's pure verdicts: plain data in (racfg.smoke.measured, the plan), results out.
-VERDICTS = (judge_scaling, spine_tier_result, ecmp_results)
+VERDICTS = (judge_scaling, spine_tier_result, ecmp_results, pair_results)

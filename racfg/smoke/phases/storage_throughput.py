@@ -7,7 +7,9 @@ client, judged against the per-client and aggregate references. Without one (the
 each storage host's declared drives with ``--readonly``, and the figure is said plainly to be
 drive-side. A figure that misses its reference (sequential GB/s, and random-read IOPS where
 referenced) is measured again, that fio run alone (racfg.smoke.remeasure), and judged on its best
-reading; a figure with no reference is reported as measured once, never judged.
+reading; a figure with no reference is reported as measured once, never judged. A host far below its
+share of fio on all at once (acceptance.smoke.outlier_fraction) runs fio again beside a host that kept
+up (racfg.smoke.pair_isolation), so the verdict names the client or storage node, or none.
 
 Verdicts (``VERDICTS``, pure): whether fio has something to read (the shared filesystem mounted, a
 file named, drives declared), and fio's figures against their references.
@@ -27,6 +29,7 @@ from racfg.results import Result, Status
 from racfg.smoke.measured import RAND_JOB, SEQ_JOB, FioRun, FioTarget
 from racfg.smoke.measurement_error import MeasurementError
 from racfg.smoke.metrics import metric, reference_margin, reference_result
+from racfg.smoke.pair_isolation import Isolating, PairOutcome, isolate_suspects, isolation_results
 from racfg.smoke.remeasure import (
     Announce,
     Reading,
@@ -58,7 +61,35 @@ def measure_storage(plan: SmokePlan, fleet: Fleet, targets: list[FioTarget], sid
         listed = [Reading(seq_bytes(r) / 1e9, "GB/s", _margin(refs, r), f"{bytes_rate_text(seq_bytes(r))}, "
                           f"{sum(x.rand_iops for x in r):,.0f} IOPS") for r in readings]
         results += [with_readings(r, listed, limit) for r in fio_results(side, label, best, refs)]
+        if label == "all":
+            results += _isolate(plan, fleet, side, best, limit, announce)
     return results
+
+
+def _isolate(plan: SmokePlan, fleet: Fleet, side: FioSide, runs: list[FioRun], limit: int,
+             announce: Announce) -> list[Result]:
+    """The node, not the step: each host far below the others in fio on all at once, run again beside one
+    that kept up (racfg.smoke.pair_isolation). Not where a run failed: that is its own error."""
+    if any(r.result is None for r in runs):
+        return []
+    targets = {r.target.host: r.target for r in runs}
+
+    def pair(suspect: str, partner: str) -> dict[str, float]:
+        both = run_fio(fleet, [targets[suspect], targets[partner]], plan.fio_runtime_s)
+        return {r.target.host: r.seq_bytes_per_s for r in both}
+    found = isolate_suspects({r.target.host: r.seq_bytes_per_s for r in runs}, {}, plan.outlier_fraction, pair,
+                             limit, announce, f"storage: fio on {len(runs)} {side.side} hosts")
+    return fio_pair_results(side, runs, plan.outlier_fraction, found)
+
+
+def fio_pair_results(side: FioSide, runs: list[FioRun], fraction: float, pairs: list[PairOutcome]) -> list[Result]:
+    """fio's pairs: the host whose sequential read stays low beside one that kept up, or none at fault."""
+    node = "client" if side.side == "client" else "storage node"
+    fix = ("racfg validate --limit {node} (its mount, data NIC and tuning)" if side.side == "client" else
+           "racfg validate --limit {node}, then its drives (smartctl, the controller's queue settings)")
+    how = Isolating(f"storage/{side.side}/isolate", "storage", node, f"fio on {len(runs)} hosts at once",
+                    bytes_rate_text, fix)
+    return isolation_results(how, {r.target.host: r.seq_bytes_per_s for r in runs}, {}, fraction, pairs)
 
 
 def _refs(plan: SmokePlan, side: FioSide, n: int) -> FioRefs:
@@ -238,4 +269,4 @@ def measure(run: SmokeRun) -> None:
 
 
 # The phase's pure verdicts: plain data in (racfg.smoke.measured, the plan), results out.
-VERDICTS = (nothing_to_read, fio_results)
+VERDICTS = (nothing_to_read, fio_results, fio_pair_results)

@@ -139,7 +139,8 @@ def _straggler(f: PeerFigure, label: str, median: float, allowance: float, peers
 
 def peer_heatmap(results: Iterable[Result]) -> dict[str, Any]:
     """``meta["peer_heatmap"]`` (racfg.results.figure_views): node x figure kind, each cell the node's figure
-    over its peers' median; a node with several items of one kind (two NICs) shows its worst."""
+    over its peers' median (the median over the figure where lower is better, so below 1 is always worse);
+    a node with several items of one kind (two NICs) shows its worst. Groups of two are drawn, not judged."""
     groups = [g for g in peer_groups(peer_figures(results)).values() if len(g) >= 2]
     if not groups:
         return {}

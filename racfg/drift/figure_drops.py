@@ -6,7 +6,7 @@ unit, better, readings, spread), so the whole verdict is unit-tested on recorded
 
 Why a noise floor per kind: a baseline item usually holds one reading (smoke measures again only an
 item that missed its mark), so its own spread is unknown; the spread of its readings then and now
-counts where it was measured, and a floor per kind of figure (``acceptance.drift_noise``) where not:
+counts where it was measured, and a floor per kind of figure (``acceptance.noise``) where not:
 a shaped link repeats within a percent or two, a drive read through a shared CPU within several.
 A drop is called only when the item's best reading now (after drift measured it again) is still
 worse than the figure then by more than that noise: one low reading is noise until it repeats.

@@ -23,7 +23,13 @@ from typing import Any
 from racfg.baseline.performance import baseline_items, conditions, load_performance_baseline
 from racfg.connection import ConnectionOverrides
 from racfg.drift.drop_causes import cause_text, causes_data, likely_causes, place_of
-from racfg.drift.figure_drops import PHASE_OF_KIND, ItemDrift, compare_items, condition_differences, kind_of
+from racfg.drift.figure_drops import (
+    PHASE_OF_KIND,
+    ItemDrift,
+    compare_items,
+    condition_differences,
+    kind_of,
+)
 from racfg.errors import UsageError
 from racfg.inventory import Cluster
 from racfg.results import Report, Result, Status
@@ -51,8 +57,7 @@ def performance_layer(cluster: Cluster, overrides: ConnectionOverrides, out_dir:
         return PerformanceOutcome([Result("cluster", "cluster/performance/baseline", CATEGORY, Status.SKIP, why)],
                                   notes=[f"performance not compared: {why}"])
     items: dict[str, dict[str, Any]] = baseline["items"]
-    floors = {**cluster.inventory.acceptance.drift_noise.model_dump(), "spine": cluster.inventory.acceptance
-              .drift_noise.scaling}
+    floors = cluster.inventory.acceptance.noise.by_kind()
     phases = _phases(items)
     say(f"performance: measuring {len(items)} items ({', '.join(sorted(phases))})")
     try:

@@ -19,14 +19,17 @@ from pathlib import Path
 from racfg import __version__
 from racfg.connection import ConnectionOverrides
 from racfg.errors import CannotRunError
+from racfg.history.figure_trends import site_trends
 from racfg.intent import site_intent
 from racfg.intent.fabric_outline import fabric_outline
 from racfg.inventory.cluster import Cluster
 from racfg.lock.local import site_change_lock
+from racfg.paths import state_dir
 from racfg.policy.budget import bandwidth_budget
 from racfg.results import Report
 from racfg.smoke.counter_verdicts import counter_results
 from racfg.smoke.measurement_error import MeasurementError
+from racfg.smoke.peer_stragglers import peer_heatmap, straggler_results
 from racfg.smoke.phase_table import PHASES, count_steps, measure_phases
 from racfg.smoke.probes import Probes, SwitchCounters
 from racfg.smoke.remeasure import remeasure_notes
@@ -77,13 +80,16 @@ def run_smoke(cluster: Cluster, overrides: ConnectionOverrides, options: SmokeOp
                 switches.close()
         if options.progress:
             options.progress(run.total, run.total, "done")
-    report.results = run.results
+    # each figure against its peers'
+    report.results = run.results + straggler_results(run.results, cluster.inventory.acceptance.noise.by_kind())
     report.attachments = run.attachments
     report.elapsed = time.monotonic() - started
     report.meta = _meta(cluster, plan)
     report.meta["remeasure"] = options.remeasure
     # a full run? (a baseline's)
     report.meta["options"] = {"skip": sorted(options.skip), "hosts": options.hosts, "brief": options.brief}
+    report.meta["peer_heatmap"] = peer_heatmap(run.results)
+    report.meta["trends"] = site_trends(state_dir() / "runs", cluster.name, run.results)
     report.notes = [*plan.notes, *remeasure_notes(run.results)]
     return report
 

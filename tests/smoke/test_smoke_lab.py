@@ -130,6 +130,11 @@ def test_cli_run_saturates_every_link_scales_linearly_and_writes_its_reports(acc
     assert checks["switch/counters"].status is Status.PASS
     drive = checks["storage/drive/n2"]
     assert drive.status is Status.SKIP and "drive-side" in drive.message and drive.data["seq_bytes_per_s"] > 0
+    # the healthy lab names no straggler: each link against its 3 peers passes; the 2 storage hosts cannot be judged
+    assert not [r.message for r in report.results if r.category == "stragglers" and r.status is Status.FAIL]
+    assert all(checks[f"peers/link.{d}@0.25G"].status is Status.PASS for d in ("read", "write"))
+    assert set(report.meta["peer_heatmap"]["nodes"]) >= {"smdgx01", "smdgx02", "smdgx03"}
+    assert report.meta["trends"]["link.read.worst"]["points"][-1][0] == "this run"
     for name in ("results.json", "report.md", "report.html", "links.png", "scaling.png"):
         assert (out / name).stat().st_size > 0, name
     assert "data:image/png;base64," in (out / "report.html").read_text()

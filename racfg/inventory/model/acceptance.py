@@ -134,9 +134,11 @@ class Smoke(Strict):
                                    "GPU model's NVLink and the data NICs (the nccl phase; absent: skipped).")
 
 
-class DriftNoise(Strict):
-    """What ``racfg drift --performance`` counts as noise for a figure, as a fraction of its baseline figure,
-    where the figure's own readings show less (most baseline figures are one reading)."""
+class FigureNoise(Strict):
+    """What counts as noise for a kind of figure, as a share of it: ``racfg drift --performance`` names a
+    drop past it from the baseline's figure (where the figure's own readings spread less; most baseline
+    figures are one reading), and smoke names a straggler only further than it (and never closer than
+    7%) from its peers' median."""
 
     link: float = Field(0.03, gt=0, lt=1, description="A link's TCP figure (each direction).")
     scaling: float = Field(0.04, gt=0, lt=1, description="A scaling step's aggregate and efficiency, the spine "
@@ -145,6 +147,11 @@ class DriftNoise(Strict):
     rdma: float = Field(0.03, gt=0, lt=1, description="perftest bandwidth per port.")
     nccl: float = Field(0.05, gt=0, lt=1, description="NCCL all-reduce bus bandwidth.")
     benchmark: float = Field(0.05, gt=0, lt=1, description="Your own benchmark's figure.")
+
+    def by_kind(self) -> dict[str, float]:
+        """{kind: share} by the first word of a figure's metric key (``link.read.dgx01:data0``: link);
+        the spine crossing is a scaling figure."""
+        return {**self.model_dump(), "spine": self.scaling}
 
 
 class Acceptance(Strict):
@@ -160,4 +167,4 @@ class Acceptance(Strict):
     )
     budget: Budget = Field(default_factory=Budget)
     smoke: Smoke = Field(default_factory=Smoke)
-    drift_noise: DriftNoise = Field(default_factory=DriftNoise)
+    noise: FigureNoise = Field(default_factory=FigureNoise)

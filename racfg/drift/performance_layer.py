@@ -36,6 +36,7 @@ from racfg.results import Report, Result, Status
 
 Say = Callable[[str], None]
 CATEGORY = "performance"
+COUNTERS = "switch counters"  # the category of smoke's port-counter verdicts (racfg.smoke.counter_verdicts)
 
 
 @dataclass
@@ -79,7 +80,8 @@ def performance_layer(cluster: Cluster, overrides: ConnectionOverrides, out_dir:
         now = {key: (*values, *again.get(key, ())) for key, values in now.items()}
         drifts = compare_items(items, now, floors)
     differ = condition_differences(baseline["conditions"], conditions(first))
-    smoke_findings = [r for p in passes for r in p.results if r.status is Status.FAIL and not r.data.get("metrics")]
+    # what the load itself showed on a port (errors, discards): a cause; a straggler or outlier is the drop itself
+    smoke_findings = [r for p in passes for r in p.results if r.status is Status.FAIL and r.category == COUNTERS]
     results = [_verdict(cluster, d, items[d.key], first, quick, [*others, *smoke_findings], layers_ran, differ)
                for d in drifts]
     meta = {"baseline": baseline["meta"]["id"], "baseline_run": baseline.get("run"),

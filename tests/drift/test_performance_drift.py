@@ -157,3 +157,17 @@ def test_the_plan_shows_the_performance_layer_and_counts_it() -> None:
     assert "~ [performance] link.read.smdgx02:data0: 248.1 -> 233.2 Mbit/s" in plan and "fix: compare it" in plan
     three = Report("drift", "smokelab", [], meta={"switches": []})  # a run of the three read layers, as before
     assert total_line(three) == "no drift"
+
+
+def test_the_quick_form_halves_the_loads_but_measures_two_seconds_at_least(cluster) -> None:
+    from dataclasses import replace
+
+    from racfg.connection import NO_OVERRIDES
+    from racfg.smoke.smoke_plan import brief_plan, build_plan
+
+    real = build_plan(cluster, NO_OVERRIDES)  # a real site's defaults: 10 s loads, 2 s warm-up, 10 s fio
+    brief = brief_plan(real)
+    assert (brief.duration_s, brief.omit_s, brief.fio_runtime_s) == (5, 1, 5)
+    assert brief.steps == [1, 3] and real.steps == [1, 2, 3]  # T(1) and T(N): E(N)
+    lab = brief_plan(replace(real, duration_s=3, omit_s=1, fio_runtime_s=2))  # the lab's: already short
+    assert (lab.duration_s - lab.omit_s, lab.fio_runtime_s) == (2, 2)  # a 1 s window reads the counters' timing

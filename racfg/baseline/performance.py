@@ -18,6 +18,7 @@ is said to be, not silently compared. Only figures the run measured are kept: no
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -51,7 +52,7 @@ def baseline_items(report: Report) -> dict[str, dict[str, Any]]:
             values = own if any(_same(v, value) for v in own) else [value]
             items[m["name"]] = {
                 "key": m["name"], "value": value, "unit": m["unit"], "better": m.get("better", "higher"),
-                "readings": values, "spread": _spread(values), "check": result.check, "target": result.target,
+                "readings": values, "spread": _rounded(spread(values)), "check": result.check, "target": result.target,
                 "category": result.category, "status": str(result.status),
             }
             if isinstance(result.data.get("hosts"), list):  # a step of several clients: where it was measured
@@ -59,15 +60,20 @@ def baseline_items(report: Report) -> dict[str, dict[str, Any]]:
     return items
 
 
+def _rounded(value: float | None) -> float | None:
+    return None if value is None else round(value, 5)
+
+
 def _same(a: float, b: float) -> bool:
     return abs(a - b) <= 1e-5 * max(1.0, abs(a), abs(b))  # a metric and its reading are rounded alike
 
 
-def _spread(values: list[float]) -> float | None:
-    """(max - min) / max of an item's readings; None for one reading (no spread was measured)."""
+def spread(values: Sequence[float]) -> float | None:
+    """(max - min) / max of an item's readings; None for fewer than two (no spread was measured). The
+    one measure of an item's noise: kept with the baseline, and compared with by drift --performance."""
     if len(values) < 2 or not max(values):
         return None
-    return round((max(values) - min(values)) / max(values), 5)
+    return (max(values) - min(values)) / max(values)
 
 
 def conditions(report: Report) -> dict[str, Any]:

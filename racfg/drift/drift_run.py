@@ -20,6 +20,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -171,7 +172,6 @@ def run_drift(cluster: Cluster, options: DriftOptions, overrides: ConnectionOver
               ) -> DriftRun:
     say = progress or (lambda _text: None)
     start = time.monotonic()
-    record = RunRecord.create("drift")
     timings: dict[str, float] = {}
 
     def timed(name: str, fn: Callable[[], Any]) -> Any:
@@ -185,13 +185,18 @@ def run_drift(cluster: Cluster, options: DriftOptions, overrides: ConnectionOver
 
     results: list[Result] = []
     env: tuple[list[Result], Path | None, list[Change], dict[str, Any] | None] = ([], None, [], None)
-    if set(layers) & set(READ_LAYERS):
-        results, env = _read_layers(cluster, options, overrides, record, layers, timed)
+    reading = bool(set(layers) & set(READ_LAYERS))
+    # the read layers under the site lock as a reader (a drift it refuses records nothing); the performance
+    # layer after it, under smoke's own hold of the lock
+    with site_change_lock(cluster, overrides, shared=True, holder="drift") if reading else nullcontext():
+        record = RunRecord.create("drift")
+        if reading:
+            results, env = _read_layers(cluster, options, overrides, record, layers, timed)
     performance = None
     if "performance" in layers:
         performance = timed("performance", lambda: performance_layer(
             cluster, overrides, record.path / "performance", quick=options.quick, others=results,
-            layers_ran=bool(set(layers) & set(READ_LAYERS)), say=say))
+            layers_ran=reading, say=say))
         results = [*results, *performance.results]
     baseline = env[3]
     switches = list(cluster.switches)
@@ -216,31 +221,31 @@ ReadLayers = tuple[list[Result], tuple[list[Result], Path | None, list[Change], 
 
 def _read_layers(cluster: Cluster, options: DriftOptions, overrides: ConnectionOverrides, record: RunRecord,
                  layers: tuple[str, ...], timed: Callable[[str, Callable[[], Any]], Any]) -> ReadLayers:
-    """config, state and environment, under the site lock as a reader; each switch read once for all three."""
-    with site_change_lock(cluster, overrides, shared=True, holder="drift"):
-        rendered = rendered_inventory(cluster, record)
-        results: list[Result] = []
-        read: FactsRead | None = None
-        env: tuple[list[Result], Path | None, list[Change], dict[str, Any] | None] = ([], None, [], None)
-        with ThreadPoolExecutor(max_workers=2) as pool:
-            # each switch read once, for all three layers (racfg.deploy.switch_read), beside the hosts' probes
-            switches_f = pool.submit(timed, "switches", lambda: read_switches(
-                cluster, switches_to_read(cluster, options, layers), overrides))
-            state_f = pool.submit(timed, "state", lambda: state_layer(
-                cluster, options, overrides, switches_f.result, rendered)) if "state" in layers else None
-            if "config" in layers:
-                config, read = timed("config", lambda: config_layer(
-                    cluster, options.limit, options.forks, overrides, switches_f.result, rendered,
-                    full_check=options.full_check))
-                results += config
-            stopped = any(r.check == ANSIBLE_STOPPED for r in results)  # drift unknown: the error alone
-            if "environment" in layers and not stopped:
-                read = read or FactsRead()
-                read.switches = {**switches_f.result().as_dicts(), **read.switches}
-                env = timed("environment", lambda: environment_layer(cluster, options, overrides, record, read))
-            if state_f is not None:
-                results += [] if stopped else state_f.result()
-            results += env[0]
+    """config, state and environment (the caller holds the site lock as a reader); each switch read once
+    for all three."""
+    rendered = rendered_inventory(cluster, record)
+    results: list[Result] = []
+    read: FactsRead | None = None
+    env: tuple[list[Result], Path | None, list[Change], dict[str, Any] | None] = ([], None, [], None)
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        # each switch read once, for all three layers (racfg.deploy.switch_read), beside the hosts' probes
+        switches_f = pool.submit(timed, "switches", lambda: read_switches(
+            cluster, switches_to_read(cluster, options, layers), overrides))
+        state_f = pool.submit(timed, "state", lambda: state_layer(
+            cluster, options, overrides, switches_f.result, rendered)) if "state" in layers else None
+        if "config" in layers:
+            config, read = timed("config", lambda: config_layer(
+                cluster, options.limit, options.forks, overrides, switches_f.result, rendered,
+                full_check=options.full_check))
+            results += config
+        stopped = any(r.check == ANSIBLE_STOPPED for r in results)  # drift unknown: the error alone
+        if "environment" in layers and not stopped:
+            read = read or FactsRead()
+            read.switches = {**switches_f.result().as_dicts(), **read.switches}
+            env = timed("environment", lambda: environment_layer(cluster, options, overrides, record, read))
+        if state_f is not None:
+            results += [] if stopped else state_f.result()
+        results += env[0]
     return results, env
 
 

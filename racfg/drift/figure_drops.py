@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from racfg.baseline.performance import spread
 from racfg.smoke.units import pct
 
 # The kind of a figure: the first word of its metric key (racfg.smoke.metrics), one smoke phase each.
@@ -72,13 +73,6 @@ class ItemDrift:
                 "readings_then": list(self.readings_then), "readings_now": list(self.readings_now),
                 "drop": None if self.drop is None else round(self.drop, 5), "noise": round(self.noise, 5),
                 "noise_source": self.noise_source, "beyond_noise": self.beyond_noise}
-
-
-def spread(values: tuple[float, ...]) -> float | None:
-    """(max - min) / max of an item's readings; None for fewer than two (no spread was measured)."""
-    if len(values) < 2 or not max(values):
-        return None
-    return (max(values) - min(values)) / max(values)
 
 
 def best(values: tuple[float, ...], better: str) -> float:

@@ -10,7 +10,9 @@ sampled every second) and the load average, since the machine is shared.
 Targets on this 2-core machine: first demo < 4 min, re-run < 3 min, lab memory < 2 GiB for the
 17-host examples; the 40-host leaf-spine examples (issue 37): first demo < 10 min (their re-run and
 memory are printed, without a target).
-Run as root:  .venv/bin/python bench/examples.py [--no-smoke | --smoke-runs N] [lab ra-ethernet ...]
+`--demo-runs N` runs `racfg demo` N times on the lab the first one built (default 2: the first and its
+no-change re-run) and prints how many of them passed (issue 54: each example passes ten in ten).
+Run as root:  .venv/bin/python bench/examples.py [--no-smoke | --smoke-runs N] [--demo-runs N] [lab ...]
 Exit status 1 when a run fails, something is left behind or a target is missed.
 """
 
@@ -123,6 +125,8 @@ def racfg(*args: str, env: dict[str, str] | None = None, log: Path) -> Step:
     lines = result.stdout.strip().splitlines()
     summary = (f"changed={found[-1][0]} failed={found[-1][1]}" if found else
                totals[-1] if totals else lines[-1] if lines else "")
+    if found and totals:  # a demo: its deploy's recap and its smoke's totals
+        summary += f" smoke {totals[-1]}"
     return Step(" ".join(args[:-1]), seconds, result.returncode, summary)
 
 
@@ -138,7 +142,7 @@ def leftovers(site: str) -> list[str]:
     return left
 
 
-def run_example(name: str, logs: Path, smoke_runs: int) -> ExampleRun:
+def run_example(name: str, logs: Path, smoke_runs: int, demo_runs: int = 2) -> ExampleRun:
     inventory = REPO / "inventory" / f"{name}.yaml"
     cluster = load_cluster(inventory)
     run = ExampleRun(name, len(cluster.hosts), sum(len(h.nics) for h in cluster.hosts))
@@ -147,8 +151,8 @@ def run_example(name: str, logs: Path, smoke_runs: int) -> ExampleRun:
         env.pop(switch.spec.credentials.password_env or "", None)
     try:
         with PeakMemory(cluster.name) as memory:
-            run.steps.append(racfg("demo", str(inventory), env=env, log=logs / f"{name}-demo1.log"))
-            run.steps.append(racfg("demo", str(inventory), env=env, log=logs / f"{name}-demo2.log"))
+            for i in range(1, demo_runs + 1):
+                run.steps.append(racfg("demo", str(inventory), env=env, log=logs / f"{name}-demo{i}.log"))
             exported = {**env, **{s.spec.credentials.password_env: switch_password(cluster.name, n)
                                   for n, s in cluster.switches.items() if s.spec.credentials.password_env}}
             run.steps.append(racfg("validate", str(inventory), env=exported, log=logs / f"{name}-validate.log"))
@@ -170,6 +174,11 @@ def main(argv: list[str]) -> int:
         at = argv.index("--smoke-runs")
         smoke_runs = int(argv[at + 1])
         argv = argv[:at] + argv[at + 2:]
+    demo_runs = 2
+    if "--demo-runs" in argv:
+        at = argv.index("--demo-runs")
+        demo_runs = max(2, int(argv[at + 1]))
+        argv = argv[:at] + argv[at + 2:]
     names = [a for a in argv if a != "--no-smoke"] or EXAMPLES
     logs = REPO / ".racfg" / "bench-examples"
     logs.mkdir(parents=True, exist_ok=True)
@@ -177,19 +186,25 @@ def main(argv: list[str]) -> int:
     print(f"{'example':14} {'hosts':>5} {'cables':>6} {'demo 1':>8} {'demo 2':>8} {'validate':>9} {'smoke':>6} "
           f"{'down':>6} {'peak mem':>9} {'lab PSS':>8}  {'load avg':>14}  recaps / validate / smoke")
     for name in names:
-        run = run_example(name, logs, smoke_runs)
-        first, second, validate, *smokes, down = run.steps
+        run = run_example(name, logs, smoke_runs, demo_runs)
+        demos, (validate, *smokes, down) = run.steps[:demo_runs], run.steps[demo_runs:]
+        first, second = demos[0], demos[1]
         smoke_time = "/".join(f"{s.seconds:.0f}s" for s in smokes) or "-"
         print(f"{name:14} {run.hosts:5} {run.cables:6} {first.seconds:7.0f}s {second.seconds:7.0f}s "
               f"{validate.seconds:8.0f}s {smoke_time:>6} {down.seconds:5.0f}s "
               f"{run.peak_memory / GIB:7.2f}Gi {run.peak_pss / GIB:6.2f}Gi  {run.load:>14}  "
               f"1st {first.summary}; 2nd {second.summary}; "
               f"validate {validate.summary}" + "".join(f"; smoke {s.summary}" for s in smokes), flush=True)
+        if demo_runs > 2:
+            passed = sum(1 for d in demos if d.code == 0)
+            print(f"{name:14} demo passed {passed} of {demo_runs} runs: "
+                  + " | ".join(f"{d.seconds:.0f}s exit {d.code} {d.summary}" for d in demos), flush=True)
         for step in run.steps:
             if step.code:
                 missed.append(f"{name}: {step.name} exited {step.code} (logs in {logs})")
-        if "changed=0 " not in second.summary + " ":
-            missed.append(f"{name}: the re-run changed something (logs in {logs})")
+        for i, rerun in enumerate(demos[1:], start=2):
+            if "changed=0 " not in rerun.summary + " ":
+                missed.append(f"{name}: demo {i} (a re-run) changed something (logs in {logs})")
         if run.left:
             missed.append(f"{name}: left behind after lab down: {', '.join(run.left)}")
         targets = {**TARGETS, **EXAMPLE_TARGETS.get(name, {})}

@@ -16,6 +16,7 @@ from racfg.inventory import model as m
 from racfg.inventory.cluster import Cluster, TooLarge, build_cluster
 from racfg.inventory.inert import refused_strings
 from racfg.inventory.leafspine import resolve_topology
+from racfg.inventory.partitions import unknown_names
 from racfg.inventory.source import LDict, LList, Loc, SourceError, format_path, line_of, load_yaml, located
 
 _TYPE_TAG = re.compile(r"^(str|int|float|bool|none|list\[.*\]|dict\[.*\]|literal\[.*\]|function-.*|.*\[.*\])$")
@@ -167,6 +168,26 @@ def with_lock_host(cluster: Cluster) -> Cluster:
     return cluster
 
 
+def with_scheduler(cluster: Cluster) -> Cluster:
+    """The scheduler section names hosts and partitions this inventory has (racfg.inventory.partitions)."""
+    problems = []
+    for unknown in unknown_names(cluster):
+        if unknown.what == "host":
+            message = "names a host this inventory does not have"
+            hint = "name hosts of the inventory, or ranges of them"
+        elif unknown.what == "partition":
+            message, hint = "names no partition of scheduler.partitions", "name one of the partitions declared"
+        elif unknown.what == "partition twice":
+            message, hint = "this partition is declared twice", "give each partition one entry"
+        else:
+            message, hint = "this partition holds no host", "give it hosts or roles, or remove it"
+        problems.append(Problem(cluster.display, cluster.line(unknown.loc), format_path(unknown.loc), message,
+                                unknown.value, hint))
+    if problems:
+        raise InventoryError(problems)
+    return cluster
+
+
 def load_cluster(path: str | Path, display: str | None = None) -> Cluster:
     """Load, validate and expand one inventory file. Raises InventoryError (exit 2)."""
     path = Path(path)
@@ -186,7 +207,7 @@ def load_cluster(path: str | Path, display: str | None = None) -> Cluster:
         except TooLarge as exc:
             raise InventoryError([Problem(shown, line_of(root, exc.loc), format_path(exc.loc), str(exc), None,
                                           "a range names at most 100,000 hosts; a site far fewer")]) from None
-        return with_topology(with_lock_host(cluster))
+        return with_topology(with_scheduler(with_lock_host(cluster)))
     finally:
         if enabled:
             gc.enable()

@@ -27,6 +27,7 @@ from racfg.inventory.model.acceptance import (
 from racfg.inventory.model.array import StorageArray
 from racfg.inventory.model.base import NAME_PATTERN, Speed, Strict
 from racfg.inventory.model.hosts import Defaults, Drive, Host, HostBase, HostDefaults, Nic
+from racfg.inventory.model.scheduler import Partition, Scheduler, SlurmController
 from racfg.inventory.model.site import Fabric, Site
 from racfg.inventory.model.software import Ofed, OsPin, Software, Tuning, Weka
 from racfg.inventory.model.switches import Credentials, Links, Switch
@@ -44,11 +45,15 @@ class Inventory(Strict):
     software: Software = Field(default_factory=Software)
     array: StorageArray | None = Field(None, description="External storage array the GPU servers mount (seed 002).")
     acceptance: Acceptance = Field(default_factory=Acceptance)
+    scheduler: Scheduler | None = Field(
+        None, description="The workload manager the site runs its jobs through (Slurm): racfg gate drains and "
+        "resumes its nodes, the node check runs as its HealthCheckProgram, smoke launches steps through it.")
 
 
 __all__ = [
     "NAME_PATTERN", "SHAPE_PATTERN", "Acceptance", "Budget", "Credentials", "Defaults", "Drive",
     "Equivalence", "Fabric", "Host", "HostBase", "HostDefaults", "Inventory", "Links", "NcclTests", "Nic",
-    "Ofed", "OsPin", "Reference", "Shape", "Site", "Smoke", "Software", "Speed", "StepKey", "StorageArray",
+    "Ofed", "OsPin", "Partition", "Reference", "Scheduler", "Shape", "Site",
+    "SlurmController", "Smoke", "Software", "Speed", "StepKey", "StorageArray",
     "Strict", "Switch", "Tuning", "UserBenchmark", "Weka",
 ]

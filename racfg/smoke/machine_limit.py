@@ -35,15 +35,21 @@ def machine_limits(load: LoadResult, probe: StepProbe | None) -> list[str]:
     hosts = {fr.flow.client.host for fr in load.flows} | {fr.flow.server.host for fr in load.flows}
     out = [f"iperf3 on {host} at {cpu:.0f}% of a core" for host, cpu in sorted(load.iperf3_cpu().items())
            if cpu >= PROCESS_AT_LIMIT]
-    if probe is not None:
-        busy = {h: v for h, v in probe.cpu_busy().items() if h in hosts and v >= HOST_AT_LIMIT}
-        if busy:
-            named = ", ".join(f"{h} {pct(v)}" for h, v in sorted(busy.items())[:4])
-            more = f" and {len(busy) - 4} more" if len(busy) > 4 else ""
-            out.append(f"CPUs busy on {named}{more}")
-        controller = probe.controller_busy()
-        if controller is not None and controller >= HOST_AT_LIMIT:
-            out.append(f"the controller's CPUs {pct(controller)} busy")
+    return out + (cpu_limits(probe, hosts) if probe is not None else [])
+
+
+def cpu_limits(probe: StepProbe, hosts: set[str]) -> list[str]:
+    """The CPUs of ``hosts`` or of the controller busy at their limit during the probed load ([]: none was).
+    Also what a fio load reads: fio's own figures say nothing of its CPU, the machines' /proc/stat does."""
+    out = []
+    busy = {h: v for h, v in probe.cpu_busy().items() if h in hosts and v >= HOST_AT_LIMIT}
+    if busy:
+        named = ", ".join(f"{h} {pct(v)}" for h, v in sorted(busy.items())[:4])
+        more = f" and {len(busy) - 4} more" if len(busy) > 4 else ""
+        out.append(f"CPUs busy on {named}{more}")
+    controller = probe.controller_busy()
+    if controller is not None and controller >= HOST_AT_LIMIT:
+        out.append(f"the controller's CPUs {pct(controller)} busy")
     return out
 
 

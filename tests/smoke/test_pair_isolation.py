@@ -172,3 +172,20 @@ def test_a_storage_node_far_below_the_others_is_named_or_cleared_by_its_pair(in_
     [result] = fio_pair_results(DRIVE, runs, FRACTION, pairs)
     assert (result.status, result.target) == (status, target) and says in result.message
     assert result.check == ("storage/drive/isolate/st2" if status is Status.FAIL else "storage/drive/isolate")
+
+
+def test_a_storage_node_low_only_while_the_cpus_were_at_their_limit_is_an_error_naming_the_machine() -> None:
+    """Seen in the 40-host demo on a loaded lab machine: weka05 read 80.6% of its partner's figure beside
+    it, with the machine's two CPUs (every lab host's) busy throughout. A pair read on CPUs at their limit
+    in every reading says nothing about the node: an error naming the machine, never a fail blaming it;
+    without limits (one reading on free CPUs) the node is named as before."""
+    runs = [fio("st1", 1.0), fio("st2", 0.4), fio("st3", 0.98)]
+    figures = {r.target.host: r.seq_bytes_per_s for r in runs}
+    pairs = isolate_suspects(figures, {}, FRACTION, lambda s, p: {s: 0.8e9, p: 1e9}, 0, lambda _: None, "storage")
+    limits = {"st2": ["CPUs busy on st1 99%, st2 99%"]}
+    [limited] = fio_pair_results(DRIVE, runs, FRACTION, pairs, limits)
+    assert limited.status is Status.ERROR and limited.target == "st2"
+    assert limited.message.startswith("the measuring machine was the limit (CPUs busy on st1 99%, st2 99%)")
+    assert limited.data["machine_limit"] == limits["st2"] and "with the machines to themselves" in limited.fix
+    [named] = fio_pair_results(DRIVE, runs, FRACTION, pairs, {})
+    assert named.status is Status.FAIL and named.target == "st2"

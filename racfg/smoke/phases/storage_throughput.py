@@ -18,7 +18,7 @@ file named, drives declared), and fio's figures against their references.
 from __future__ import annotations
 
 import shlex
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 
@@ -26,10 +26,12 @@ from racfg.hostfacts.fio import parse_fio
 from racfg.hostfacts.parse_error import ParseError
 from racfg.inventory.model import Reference
 from racfg.results import Result, Status
-from racfg.smoke.measured import RAND_JOB, SEQ_JOB, FioRun, FioTarget
+from racfg.smoke.machine_limit import cpu_limits, machine_limited
+from racfg.smoke.measured import RAND_JOB, SEQ_JOB, FioRun, FioTarget, StepProbe
 from racfg.smoke.measurement_error import MeasurementError
 from racfg.smoke.metrics import metric, reference_margin, reference_result
 from racfg.smoke.pair_isolation import Isolating, PairOutcome, isolate_suspects, isolation_results
+from racfg.smoke.probes import controller_cpu_times, cpu_times
 from racfg.smoke.remeasure import (
     Announce,
     Reading,
@@ -73,23 +75,35 @@ def _isolate(plan: SmokePlan, fleet: Fleet, side: FioSide, runs: list[FioRun], l
     if any(r.result is None for r in runs):
         return []
     targets = {r.target.host: r.target for r in runs}
+    limited: dict[str, list[list[str]]] = {}  # per suspect, what held each of its pair's readings back
 
     def pair(suspect: str, partner: str) -> dict[str, float]:
+        probe = StepProbe(cpu_before=cpu_times(fleet, [suspect, partner]), controller_before=controller_cpu_times())
         both = run_fio(fleet, [targets[suspect], targets[partner]], plan.fio_runtime_s)
+        probe.cpu_after, probe.controller_after = cpu_times(fleet, [suspect, partner]), controller_cpu_times()
+        limited.setdefault(suspect, []).append(cpu_limits(probe, {suspect, partner}))
         return {r.target.host: r.seq_bytes_per_s for r in both}
     found = isolate_suspects({r.target.host: r.seq_bytes_per_s for r in runs}, {}, plan.outlier_fraction, pair,
                              limit, announce, f"storage: fio on {len(runs)} {side.side} hosts")
-    return fio_pair_results(side, runs, plan.outlier_fraction, found)
+    # the machine was the limit only when it was at every reading: one low reading on free CPUs names the node
+    limits = {host: readings[-1] for host, readings in limited.items() if all(readings)}
+    return fio_pair_results(side, runs, plan.outlier_fraction, found, limits)
 
 
-def fio_pair_results(side: FioSide, runs: list[FioRun], fraction: float, pairs: list[PairOutcome]) -> list[Result]:
-    """fio's pairs: the host whose sequential read stays low beside one that kept up, or none at fault."""
+def fio_pair_results(side: FioSide, runs: list[FioRun], fraction: float, pairs: list[PairOutcome],
+                     limits: Mapping[str, list[str]] | None = None) -> list[Result]:
+    """fio's pairs: the host whose sequential read stays low beside one that kept up, or none at fault.
+    A host named while the measuring machines' CPUs were at their limit in every reading of its pair
+    (``limits``, racfg.smoke.machine_limit) is an error naming the machine: loop devices and page cache
+    read through CPUs, and a lab's two CPUs shared by every host make a healthy node read low."""
     node = "client" if side.side == "client" else "storage node"
     fix = ("racfg validate --limit {node} (its mount, data NIC and tuning)" if side.side == "client" else
            "racfg validate --limit {node}, then its drives (smartctl, the controller's queue settings)")
     how = Isolating(f"storage/{side.side}/isolate", "storage", node, f"fio on {len(runs)} hosts at once",
                     bytes_rate_text, fix)
-    return isolation_results(how, {r.target.host: r.seq_bytes_per_s for r in runs}, {}, fraction, pairs)
+    results = isolation_results(how, {r.target.host: r.seq_bytes_per_s for r in runs}, {}, fraction, pairs)
+    return [machine_limited(r, (limits or {})[r.target]) if r.status is Status.FAIL and (limits or {}).get(r.target)
+            else r for r in results]
 
 
 def _refs(plan: SmokePlan, side: FioSide, n: int) -> FioRefs:

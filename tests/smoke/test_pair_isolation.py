@@ -187,5 +187,6 @@ def test_a_storage_node_low_only_while_the_cpus_were_at_their_limit_is_an_error_
     assert limited.status is Status.ERROR and limited.target == "st2"
     assert limited.message.startswith("the measuring machine was the limit (CPUs busy on st1 99%, st2 99%)")
     assert limited.data["machine_limit"] == limits["st2"] and "with the machines to themselves" in limited.fix
+    assert "is at fault" not in limited.message
     [named] = fio_pair_results(DRIVE, runs, FRACTION, pairs, {})
     assert named.status is Status.FAIL and named.target == "st2"

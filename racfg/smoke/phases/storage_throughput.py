@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 
 from racfg.hostfacts.fio import parse_fio
@@ -102,8 +102,9 @@ def fio_pair_results(side: FioSide, runs: list[FioRun], fraction: float, pairs: 
     how = Isolating(f"storage/{side.side}/isolate", "storage", node, f"fio on {len(runs)} hosts at once",
                     bytes_rate_text, fix)
     results = isolation_results(how, {r.target.host: r.seq_bytes_per_s for r in runs}, {}, fraction, pairs)
-    return [machine_limited(r, (limits or {})[r.target]) if r.status is Status.FAIL and (limits or {}).get(r.target)
-            else r for r in results]
+    blamed = f": the {node} is at fault, not the step"  # what a limited reading cannot say
+    return [machine_limited(replace(r, message=r.message.replace(blamed, "")), (limits or {})[r.target])
+            if r.status is Status.FAIL and (limits or {}).get(r.target) else r for r in results]
 
 
 def _refs(plan: SmokePlan, side: FioSide, n: int) -> FioRefs:

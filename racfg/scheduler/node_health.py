@@ -86,7 +86,8 @@ def site_health(cluster: Cluster, report: Report) -> SiteHealth:
         isl_ports.setdefault(isl.spine, set()).add(isl.spine_port)
     nodes: dict[str, NodeHealth] = {h.name: NodeHealth() for h in cluster.hosts}
     elsewhere: list[str] = []
-    for result in report.results:
+    # validate's diagnosed problems first: a node's reason names its root cause, not a config task
+    for result in sorted(report.results, key=lambda r: not _diagnosed(r)):
         if result.status not in (Status.FAIL, Status.ERROR):
             continue
         problem_id, fix, target, texts = _problem(result)
@@ -106,12 +107,17 @@ def site_health(cluster: Cluster, report: Report) -> SiteHealth:
     return SiteHealth(nodes, list(dict.fromkeys(elsewhere)))
 
 
+def _diagnosed(result: Result) -> bool:
+    problem = result.data.get("problem") if isinstance(result.data, dict) else None
+    return isinstance(problem, dict) and bool(problem.get("id"))
+
+
 def _problem(result: Result) -> tuple[str, str | None, str, str]:
     """The problem a finding belongs to (validate's diagnosis, carried by drift's state layer): its
     id, fix, the target it is on (its root check's: a path that fails *to* dgx01 is dgx01's problem,
     not the sender's) and the text that may name its port; else the finding itself."""
-    problem = result.data.get("problem") if isinstance(result.data, dict) else None
-    if isinstance(problem, dict) and problem.get("id"):
+    problem = result.data.get("problem") if _diagnosed(result) else None
+    if problem is not None:
         root = str(problem.get("root") or result.check)
         return str(problem["id"]), problem.get("fix") or result.fix, root.split("/", 1)[0], f"{root} {problem['id']}"
     return result.check, result.fix, result.target, " ".join([result.check, str(result.data.get("validate_check", ""))])

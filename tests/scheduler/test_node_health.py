@@ -43,12 +43,12 @@ def test_the_labs_cabling(cluster):
 
 
 def test_a_host_finding_lands_on_the_host_with_validates_problem_id_and_fix(cluster):
-    site = health(cluster, fail("dgx01", "dgx01/state/mtu[data0]",
-                                problem={"id": "host_mtu:dgx01:data0", "fix": "racfg deploy lab.yaml --limit dgx01"}),
-                  fail("dgx01", "dgx01/config/sysctl"))
+    site = health(cluster, fail("dgx01", "dgx01/config/sysctl"),
+                  fail("dgx01", "dgx01/state/mtu[data0]",
+                       problem={"id": "host_mtu:dgx01:data0", "fix": "racfg deploy lab.yaml --limit dgx01"}))
     assert broken(site) == {"dgx01"}
     problems = site.nodes["dgx01"].problems
-    assert list(problems) == ["host_mtu:dgx01:data0", "dgx01/config/sysctl"]
+    assert list(problems) == ["host_mtu:dgx01:data0", "dgx01/config/sysctl"]  # the diagnosed cause first
     assert problems["host_mtu:dgx01:data0"].fix == "racfg deploy lab.yaml --limit dgx01"
 
 

@@ -6,8 +6,9 @@ but the reason text (and the user, root for both racfg and an operator). A reaso
 
 Why a length and a character set: the reason reaches a remote shell and slurmctld's state, and
 its parts (problem ids, fixes) come from the inventory's names and the tools' output. Slurm 22.05
-accepts long reasons, but ``sinfo -R`` shows the first 20 characters and ``scontrol show node``
-one line: racfg keeps its reason to ``REASON_MAX`` characters, the problem id first, and only
+has no limit of its own (slurmctld keeps the reason as given: 1,000 characters read back whole in
+the lab), but ``sinfo -R`` shows the first 20 characters and ``scontrol show node`` one line:
+racfg keeps its reason to ``REASON_MAX`` characters, the problem id first, and only
 letters, digits and ``_ . : / , + ( ) [ ] @ # % -`` (anything else becomes a blank, and ``=``,
 which would read as a new field of ``scontrol show node -o``, too).
 """

@@ -109,7 +109,8 @@ def _decide(node: str, partitions: tuple[str, ...], health: NodeHealth, slurm: S
     base = Decision(node, Action.OK, partitions, slurm.state_text, slurm.reason, ids)
     mine = is_racfg_reason(slurm.reason)
     if (slurm.drained or slurm.down) and slurm.reason and not mine:
-        base.action, base.note = Action.OTHERS, f"drained or down by {slurm.reason_user or 'someone else'}: untouched"
+        who = slurm.reason_user or "someone else"
+        base.action, base.note = Action.OTHERS, f"drained or down by {who} ({slurm.reason}): untouched"
         return base
     if health.broken:
         first = next(iter(health.problems.values()))

@@ -46,6 +46,7 @@ def site(tmp_path: Path, scheduler: dict | None) -> Path:
     data["site"]["name"] = f"nolab-{uuid.uuid4().hex[:8]}"
     (tmp_path / "known_hosts").write_text("")
     data["site"]["known_hosts"] = "known_hosts"
+    data.pop("scheduler", None)
     if scheduler is not None:
         data["scheduler"] = scheduler
     path = tmp_path / "site.yaml"

@@ -3,6 +3,7 @@
 from racfg.cli import demo_cmd as _demo_cmd  # noqa: F401
 from racfg.cli import deploy_cmd as _deploy_cmd  # noqa: F401
 from racfg.cli import drift_cmd as _drift_cmd  # noqa: F401
+from racfg.cli import gate_cmd as _gate_cmd  # noqa: F401
 from racfg.cli import history_cmd as _history_cmd  # noqa: F401
 from racfg.cli import hostkey_cmd as _hostkey_cmd  # noqa: F401
 from racfg.cli import inventory_cmd as _inventory_cmd  # noqa: F401

@@ -32,7 +32,7 @@ _state = {"debug": False}
 # creates files 0600 and directories 0700 (racfg.paths.private_files). `demo` does so for its steps
 # after `lab up` (the lab's image and hosts keep their usual modes); `check`, `render` and the lab's
 # commands write no record.
-RECORDING_COMMANDS = frozenset({"deploy", "validate", "drift", "smoke", "lock"})
+RECORDING_COMMANDS = frozenset({"deploy", "validate", "drift", "gate", "smoke", "lock"})
 
 
 @app.callback()

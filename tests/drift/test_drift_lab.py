@@ -12,6 +12,7 @@ import os
 import pytest
 from sitelab import FAULTS, INVENTORY, Fault, drift_layers, env_checks, separate_groups
 
+from racfg.hostfacts.scontrol import parse_scontrol_nodes
 from racfg.lock.local import site_lock
 from racfg_lab import api
 
@@ -127,6 +128,52 @@ def test_a_drift_run_and_a_no_change_deploy_log_in_to_each_switch_once(deployed_
     proc = deployed_site.racfg("deploy", str(INVENTORY), "--yes")
     assert proc.returncode == 0 and "no changes" in proc.stdout, proc.stdout[-3000:] + proc.stderr[-2000:]
     assert {name: api.switch_logins(site, name) - before[name] for name in switches} == dict.fromkeys(switches, 1)
+
+
+def test_gate_drains_the_broken_node_with_its_problem_leaves_others_drains_and_resumes_after_the_repair(
+        deployed_site):
+    """Issue 55: dgx01's NIC at MTU 1500 (FAULTS' first) and dgx03 drained by hand: `--dry-run` plans
+    dgx01's drain and changes nothing; gate drains dgx01 alone, with the reason naming its problem
+    (read back with scontrol on the lab's slurmctld), leaves dgx03's drain as it was; after the
+    fault's repair it resumes dgx01, and dgx03 is still someone else's."""
+    site, fault = deployed_site, FAULTS[0]
+    assert fault.targets == {"dgx01"}, fault.name
+    controller = site.lab.cluster.inventory.scheduler.controller.name
+
+    def slurm_nodes() -> dict[str, tuple[bool, str | None]]:
+        text = site.lab.exec(controller, ["scontrol", "show", "node", "-o"]).stdout
+        return {n.name: (n.drained, n.reason) for n in parse_scontrol_nodes(text)}
+
+    def gate(*args: str) -> tuple[int, dict]:
+        proc = site.racfg("gate", str(INVENTORY), "--format", "json", *args)
+        assert proc.returncode in (0, 1), proc.stdout[-3000:] + proc.stderr[-2000:]
+        return proc.returncode, json.loads(proc.stdout)
+
+    site.lab.exec(controller, ["scontrol", "update", "NodeName=dgx03", "State=DRAIN", "Reason=bad DIMM, ticket 4711"])
+    try:
+        with contextlib.ExitStack() as planted:
+            fault.plant(site)
+            planted.callback(fault.repair, site)
+            before = slurm_nodes()
+            code, plan = gate("--dry-run")
+            actions = {n["node"]: n["action"] for n in plan["nodes"]}
+            assert code == 1 and actions["dgx01"] == "drain" and actions["dgx03"] == "others", plan["nodes"]
+            assert slurm_nodes() == before and not plan["done"], "--dry-run changed Slurm"
+            code, run = gate()
+            assert code == 1 and run["done"] == ["drain dgx01"] and not run["failed"], run
+            now = slurm_nodes()
+            (dgx01,) = [n for n in run["nodes"] if n["node"] == "dgx01"]
+            assert now["dgx01"] == (True, dgx01["reason"]), now
+            assert dgx01["reason"].startswith(f"racfg: {dgx01['problems'][0]}") and "dgx01" in dgx01["problems"][0]
+            assert now["dgx03"] == (True, "bad DIMM, ticket 4711")
+            assert {n for n, (drained, _) in now.items() if drained} == {"dgx01", "dgx03"}
+        code, run = gate()
+        assert code == 0 and run["done"] == ["resume dgx01"], run
+        after = slurm_nodes()
+        assert after["dgx01"][0] is False and after["dgx03"] == (True, "bad DIMM, ticket 4711")
+    finally:
+        for node in ("dgx01", "dgx03"):  # one at a time: a node that is not drained refuses RESUME
+            site.lab.exec(controller, ["scontrol", "update", f"NodeName={node}", "State=RESUME"], check=False)
 
 
 def test_no_secret_in_any_file_or_argv(deployed_site):

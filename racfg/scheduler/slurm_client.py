@@ -1,0 +1,106 @@
+"""Talking to the site's Slurm: ``scontrol`` on the controller over racfg's SSH, or where racfg runs.
+
+Why ``scontrol`` and not slurmrestd: every Slurm site has it, it needs no token, and the controller
+is a host racfg already reaches like the cluster's (``scheduler.controller``: its address and user,
+the inventory's SSH key or the provider's, host keys checked against the site's known_hosts and the
+provider's, through racfg.ssh.host_sessions). ``scheduler.commands: local`` runs it where racfg
+runs instead (a login node with the Slurm client and the MUNGE key).
+
+Every command is an argv list; over SSH it is joined with ``shlex`` (values quoted, so a reason
+reaches scontrol as one argument whatever it holds). A controller that cannot be reached, or a
+slurmctld that does not answer, is "could not run" (exit 3) naming the controller.
+"""
+
+from __future__ import annotations
+
+import shlex
+import subprocess
+from collections.abc import Callable, Sequence
+from types import TracebackType
+from typing import Self
+
+from racfg.connection import ConnectionOverrides
+from racfg.errors import CannotRunError, UsageError
+from racfg.hostfacts.scontrol import SlurmNode, parse_scontrol_nodes
+from racfg.inventory import Cluster
+from racfg.ssh.channels import Completed
+from racfg.ssh.host_sessions import HostSession, SshEndpoint
+from racfg.ssh.known_hosts import KnownHosts
+
+COMMAND_TIMEOUT = 30.0
+Runner = Callable[[Sequence[str]], Completed]
+
+
+class SlurmError(CannotRunError):
+    """Slurm could not be asked or did not do what it was asked."""
+
+
+def local_runner(argv: Sequence[str]) -> Completed:
+    try:
+        done = subprocess.run(list(argv), capture_output=True, text=True, timeout=COMMAND_TIMEOUT, check=False)
+    except FileNotFoundError:
+        raise SlurmError(f"{argv[0]} is not installed where racfg runs (scheduler.commands: local)",
+                         hint="install the Slurm client and its MUNGE key here, or use scheduler.commands: ssh",
+                         ) from None
+    except subprocess.TimeoutExpired:
+        raise SlurmError(f"{shlex.join(argv)} did not end in {COMMAND_TIMEOUT:.0f} s") from None
+    return Completed(done.returncode, done.stdout, done.stderr)
+
+
+class Slurm:
+    """One run's Slurm: the nodes as slurmctld sees them, a drain, a resume."""
+
+    def __init__(self, where: str, runner: Runner, close: Callable[[], None] = lambda: None) -> None:
+        self.where = where  # "slurmctld on slurmctl (198.18.0.5)", for every message
+        self._run = runner
+        self._close = close
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+        self._close()
+
+    def _scontrol(self, *args: str) -> str:
+        argv = ["scontrol", *args]
+        done = self._run(argv)
+        if done.rc != 0:
+            why = done.stderr.strip().splitlines()[-1] if done.stderr.strip() else f"exit status {done.rc}"
+            raise SlurmError(f"{self.where}: {shlex.join(argv)} failed: {why}",
+                             hint="is slurmctld running and reachable from there? (systemctl status slurmctld)")
+        return done.stdout
+
+    def nodes(self) -> dict[str, SlurmNode]:
+        return {n.name: n for n in parse_scontrol_nodes(self._scontrol("show", "node", "-o"))}
+
+    def drain(self, node: str, reason: str) -> None:
+        self._scontrol("update", f"NodeName={node}", "State=DRAIN", f"Reason={reason}")
+
+    def resume(self, node: str) -> None:
+        self._scontrol("update", f"NodeName={node}", "State=RESUME")
+
+
+def controller_slurm(cluster: Cluster, overrides: ConnectionOverrides) -> Slurm:
+    """The site's Slurm as ``scheduler.commands`` says; over SSH the controller is connected now (a
+    controller that cannot be reached is exit 3 here, before anything was read)."""
+    scheduler = cluster.inventory.scheduler
+    if scheduler is None:
+        raise UsageError(f"{cluster.display}: no scheduler section: racfg gate needs one",
+                         hint="declare scheduler: {type: slurm, controller, partitions} (docs/gate.md)")
+    controller = scheduler.controller
+    where = f"slurmctld on {controller.name} ({controller.address})"
+    if scheduler.commands == "local":
+        return Slurm(f"slurmctld of {controller.name} (scontrol where racfg runs)", local_runner)
+    endpoint = SshEndpoint(controller.name, controller.address, controller.ssh_user, 22,
+                           overrides.ssh_key_for(cluster.inventory.defaults.all.ssh_key),
+                           KnownHosts(cluster.known_hosts_file, overrides.known_hosts))
+    session = HostSession(endpoint, SlurmError)
+    try:
+        session.connect()
+    except CannotRunError as exc:
+        raise SlurmError(f"{where}: cannot be reached: {exc.message}", hint=exc.hint) from None
+
+    def over_ssh(argv: Sequence[str]) -> Completed:
+        return session.run(shlex.join(argv), timeout=COMMAND_TIMEOUT)
+
+    return Slurm(where, over_ssh, session.close)

@@ -284,3 +284,7 @@ def test_the_script_runs_for_real_here(tmp_path: Path) -> None:
     proc = subprocess.run([sys.executable, str(SCRIPT), "--intent", str(path), "--lib", str(LIB), "--no-slurm"],
                           capture_output=True, text=True, timeout=30)
     assert (proc.returncode, proc.stdout) == (0, "")
+    path.write_text(json.dumps({**doc, "nics": [{"name": "lo"}]}))  # not what racfg writes: said, no traceback
+    proc = subprocess.run([sys.executable, str(SCRIPT), "--intent", str(path), "--lib", str(LIB), "--no-slurm"],
+                          capture_output=True, text=True, timeout=30)
+    assert proc.returncode == 1 and "is not a node check's intent" in proc.stderr and "Traceback" not in proc.stderr

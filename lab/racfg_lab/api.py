@@ -20,8 +20,6 @@ from racfg_lab.lifecycle import ssh_key_path
 from racfg_lab.state import CableState, LabState, SwitchState, load_state, save_state, site_dir
 from racfg_lab.substitutions import inventory_substitutions
 
-PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-
 
 def is_lab_up(site: str) -> bool:
     """True when a complete lab of ``site`` exists (its machines may have been stopped by a fault)."""
@@ -119,15 +117,11 @@ def exec_argv(state: LabState, node: str, argv: Sequence[str]) -> list[str]:
         raise UsageError("give a command to run")
     if node in state.switches:
         return ["ip", "netns", "exec", state.switches[node].netns, *argv]
-    if node not in state.hosts:
+    machine = {m.name: m for m in state.machines()}.get(node)  # a host, or the Slurm controller
+    if machine is None:
         raise UsageError(f"lab {state.site} has no node {node}",
-                         hint="its nodes: " + ", ".join(sorted([*state.hosts, *state.switches])))
-    host = state.hosts[node]
-    pid = machines.init_pid(host.netns) if machines.is_running(host.pid) else None
-    if pid is None:
-        raise CannotRunError(f"lab host {node} is not running", hint=f"`racfg lab start {node}`")
-    return ["nsenter", "-t", str(pid), "-m", "-u", "-i", "-n", "-p", "--",
-            "env", "-i", f"PATH={PATH}", "HOME=/root", "TERM=dumb", "LANG=C.UTF-8", *argv]
+                         hint="its nodes: " + ", ".join(sorted([*(m.name for m in state.machines()), *state.switches])))
+    return machines.exec_argv(machine, argv)
 
 
 def lab_exec(site: str, node: str, argv: Sequence[str], *, check: bool = False, capture: bool = True,

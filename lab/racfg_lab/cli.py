@@ -68,7 +68,8 @@ def _lab_of(command: str, inventory: str | None, site: str | None, argument: str
         name = _site(inventory, site)
         state = api.require_lab(name)
     if switches:
-        opts.one_of(f"lab {command}", argument, names, [*state.hosts, *state.switches], "lab host or switch",
+        machines = [m.name for m in state.machines()]  # the hosts and the Slurm controller, if any
+        opts.one_of(f"lab {command}", argument, names, [*machines, *state.switches], "lab host or switch",
                     "lab hosts and switches")
     else:
         opts.one_of(f"lab {command}", argument, names, state.hosts, "lab host")
@@ -88,7 +89,8 @@ def up_cmd(
              f"{DEFAULT_SCALE_MBIT_PER_100G}, less where smoke's largest load would need more than the lab's data "
              f"plane carries at once ({LAB_CARRIES_MBIT} Mbit/s)."),
 ) -> None:
-    """Build the lab of INVENTORY: image (cached), package repository (cached), networks, machines.
+    """Build the lab of INVENTORY: image (cached), package repository (cached), networks, machines,
+    and the inventory's Slurm (slurmctld on its controller machine, slurmd on every host) when it declares one.
 
     Idempotent: when the lab is already up from the same inventory nothing changes (a host stopped
     with `racfg lab stop` is started again). On failure everything made so far is removed and the
@@ -101,6 +103,9 @@ def up_cmd(
     say(f"lab {state.site}: {len(state.hosts)} hosts, {len(state.switches)} switches, {len(state.cables)} cables"
         + ("" if result.changed else " (already up, nothing changed)"))
     say(f"  ssh -F {key.parent / 'config'} {next(iter(state.hosts))}   # or: ssh -i {key} root@ADDRESS")
+    if state.controller is not None:
+        say(f"  Slurm: slurmctld on {state.controller.name} ({state.controller.mgmt}), slurmd on every host: "
+            f"ssh -F {key.parent / 'config'} {state.controller.name} sinfo")
     if state.fabric == "infiniband":
         say(f"  note: {status.RDMA_NOTE}")
 
@@ -134,7 +139,8 @@ def status_cmd(
     inventory: str = INVENTORY,
     fmt: StatusFormat = typer.Option(StatusFormat.table, "--format", envvar="RACFG_FORMAT", help="Output format."),
 ) -> None:
-    """Nodes (up/down, management address, SSH reachable), cables (rate, MTU both ends, carrier), resources."""
+    """Nodes (up/down, management address, SSH reachable, Slurm state where the lab runs Slurm), cables (rate, MTU
+    both ends, carrier), resources."""
     site = opts.inventory("lab status", inventory).name
     state = load_state(site)
     if state is None:
@@ -148,8 +154,10 @@ def status_cmd(
         typer.echo(json.dumps(st.to_dict(), indent=2))
         return
     yes = {True: "yes", False: "no"}
-    print_table(f"lab {site} nodes", ["node", "kind", "state", "mgmt", "ssh", "memory MiB"],
-                [[n.name, n.kind, n.state, n.mgmt, yes[n.ssh], f"{n.memory_mib:.0f}"] for n in st.nodes])
+    slurm = ["slurm"] if st.scheduler else []  # a column only where the lab runs Slurm
+    print_table(f"lab {site} nodes", ["node", "kind", "state", "mgmt", "ssh", "memory MiB", *slurm],
+                [[n.name, n.kind, n.state, n.mgmt, yes[n.ssh], f"{n.memory_mib:.0f}",
+                  *([n.slurm or "-"] if slurm else [])] for n in st.nodes])
     def mbit(value: float | None) -> str:
         return f"{value:.0f}" if value else "-"
 
@@ -167,7 +175,7 @@ def status_cmd(
 
 @lab_app.command("exec", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
 def exec_cmd(
-    node: str = typer.Argument(..., help="Lab host or switch name.", show_default=False),
+    node: str = typer.Argument(..., help="Lab host, Slurm controller or switch name.", show_default=False),
     command: list[str] = typer.Argument(..., help="Command to run (after --).", show_default=False),
     inventory: str = SITE_INVENTORY,
     site: str = SITE,

@@ -32,12 +32,17 @@ MIRROR = os.environ.get("RACFG_LAB_MIRROR", "http://deb.debian.org/debian")
 # them, so without them each host's first deploy would also install them (rdma-core needs udev,
 # whose hwdb build is the slowest step; lldpd's SNMP library needs perl's): about 6 of its 8
 # CPU-seconds of package installs per host, on a machine whose two CPUs the whole lab shares.
+# The scheduler is the site's too: racfg never installs Slurm (it drains and resumes nodes of the
+# Slurm a site runs), so the image carries Debian's Slurm and MUNGE, left disabled; a lab whose
+# inventory declares a scheduler enables them per machine (see slurm.py), other labs never run them.
+SLURM_PACKAGES = ("munge", "slurmd", "slurmctld", "slurm-client")
+SLURM_UNITS = ("munge.service", "slurmd.service", "slurmctld.service")
 PACKAGES = (
     "systemd", "systemd-sysv", "dbus", "openssh-server", "python3", "iproute2", "iputils-ping",
-    "iperf3", "fio", "ethtool", "chrony", "kmod", "procps", "udev", "perl",
+    "iperf3", "fio", "ethtool", "chrony", "kmod", "procps", "udev", "perl", *SLURM_PACKAGES,
 )
 # Bump when the customisation below changes, so cached images are rebuilt.
-RECIPE_VERSION = 3
+RECIPE_VERSION = 4
 
 # Units a lab host does not need: they cost memory and boot time on a 2-core machine.
 MASKED_UNITS = (
@@ -144,6 +149,10 @@ def _customise(root: Path) -> None:
         if link.is_symlink() or link.exists():
             link.unlink()
         link.symlink_to("/dev/null")
+    # Slurm and MUNGE run only where a lab enables them; each lab makes its own MUNGE key.
+    for unit in SLURM_UNITS:
+        (root / "etc/systemd/system/multi-user.target.wants" / unit).unlink(missing_ok=True)
+    (root / "etc/munge/munge.key").unlink(missing_ok=True)
     # Each host gets its own machine id at first boot (the overlay upper keeps it).
     (root / "etc/machine-id").write_text("")
     dbus_id = root / "var/lib/dbus/machine-id"

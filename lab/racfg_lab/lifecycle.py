@@ -1,7 +1,8 @@
 """``lab up``: build a site's lab step by step, idempotently, and undo it all if a step fails.
 
 Steps, in order (a failure names the step): image, repository, SSH key, management network,
-switches, hosts, cables, drives, boot, switch CLI (and each switch's lldpd), SSH. The state file
+switches, hosts (and the Slurm controller), cables, drives, boot, switch CLI (and each switch's lldpd),
+SSH, Slurm (every node idle, when the inventory declares a scheduler). The state file
 is saved after each step so that a crash at any point can still be torn down. Running ``up`` on a lab that is
 already up from the same inventory changes nothing (it only restarts a stopped machine or
 switch CLI, e.g. after ``lab stop``).
@@ -33,6 +34,7 @@ from racfg_lab import (
     prereq,
     repo,
     routed,
+    slurm,
     switches,
     timeserver,
 )
@@ -86,6 +88,7 @@ def _check_labbable(cluster: Cluster) -> None:
         problems.append("the inventory has no hosts")
     if (served := mlnxofed.source_problem(cluster)) is not None:
         problems.append(served)
+    problems += slurm.lab_problems(cluster)
     if problems:
         raise UsageError(f"{cluster.display}: cannot build a lab: " + "; ".join(problems),
                          hint="`racfg check` shows the inventory's problems with line numbers")
@@ -101,19 +104,6 @@ def _ensure_ssh_key(site: str) -> str:
     if not key.exists():
         run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", f"racfg-lab-{site}", "-f", str(key)])
     return Path(f"{key}.pub").read_text()
-
-
-def _write_ssh_client_files(state: LabState, host_keys: dict[str, str]) -> None:
-    """known_hosts (hosts' and switches' keys by management address) and an ssh_config naming every host."""
-    ssh_dir = ssh_key_path(state.site).parent
-    hosts = [f"{state.hosts[name].mgmt} {key}\n" for name, key in sorted(host_keys.items())]
-    (ssh_dir / "known_hosts").write_text("".join(hosts + switches.known_hosts_lines(state)))
-    blocks = [
-        f"Host {h.name}\n  HostName {h.mgmt}\n  User root\n  IdentityFile {ssh_dir / 'id_ed25519'}\n"
-        f"  IdentitiesOnly yes\n  UserKnownHostsFile {ssh_dir / 'known_hosts'}\n  StrictHostKeyChecking yes\n"
-        for h in state.hosts.values()
-    ]
-    (ssh_dir / "config").write_text("\n".join(blocks))
 
 
 def up(path: str | Path, *, scale_mbit_per_100g: int | None = None, progress: Progress | None = None) -> UpResult:
@@ -155,7 +145,7 @@ def _converge(state: LabState, cluster: Cluster, say: Progress) -> UpResult:
     """A lab already up: restart what was stopped, change nothing else."""
     changed = False
     directory = site_dir(state.site)
-    for host in state.hosts.values():
+    for host in state.machines():
         if not machines.is_running(host.pid):
             say(f"starting stopped host {host.name}")
             host.pid = machines.start(host, Path(state.repo), directory / "logs" / f"{host.name}.log")
@@ -172,7 +162,7 @@ def _converge(state: LabState, cluster: Cluster, say: Progress) -> UpResult:
     _start_services(directory, cluster, say)
     if changed:
         save_state(state)
-        machines.wait_ssh(list(state.hosts.values()), SSH_TIMEOUT, directory / "logs")
+        machines.wait_ssh(state.machines(), SSH_TIMEOUT, directory / "logs")
         switches.wait_cli([s for s in state.switches.values() if s.pid], 30, directory)
     say(f"lab {state.site} is up" + ("" if changed else " (nothing changed)"))
     return UpResult(state.site, changed, {}, state)
@@ -268,7 +258,9 @@ def _step_hosts(b: _Build) -> None:
         root = machines.mount_root(b.image_root, hdir)
         machines.mount_netns_sysfs(ns, hdir)
         host_keys[host.name] = machines.prepare_root(root, host.name, b.pubkey)
-    _write_ssh_client_files(b.state, host_keys)
+    host_keys.update(slurm.add_to_lab(b.cluster, b.state, b.directory, b.image_root, b.pubkey, b.prefixlen))
+    machines.write_ssh_client_files(b.state, host_keys, ssh_key_path(b.state.site).parent,
+                                    switches.known_hosts_lines(b.state))
 
 
 def _step_cables(b: _Build) -> None:
@@ -303,8 +295,8 @@ def _step_drives(b: _Build) -> None:
 
 def _step_boot(b: _Build) -> None:
     assert b.state is not None and b.repo_dir is not None
-    b.say(f"booting {len(b.state.hosts)} hosts")
-    for hs in b.state.hosts.values():
+    b.say(f"booting {len(b.state.hosts)} hosts" + (" and the Slurm controller" if b.state.controller else ""))
+    for hs in b.state.machines():
         hs.pid = machines.start(hs, b.repo_dir, b.directory / "logs" / f"{hs.name}.log")
         save_state(b.state)
 
@@ -335,15 +327,20 @@ def _step_switch_cli(b: _Build) -> None:
 
 def _step_ssh(b: _Build) -> None:
     assert b.state is not None
-    machines.wait_ssh(list(b.state.hosts.values()), SSH_TIMEOUT, b.directory / "logs")
+    machines.wait_ssh(b.state.machines(), SSH_TIMEOUT, b.directory / "logs")
     switches.wait_cli([s for s in b.state.switches.values() if s.pid], 30, b.directory)
+
+
+def _step_slurm(b: _Build) -> None:
+    assert b.state is not None
+    slurm.wait_ready(b.state, b.directory / "logs")  # at once when the inventory declares no scheduler
 
 
 # The steps of ``lab up``, in order; a failure names its step and tears down what was made.
 BUILD_STEPS: list[tuple[str, Callable[[_Build], None]]] = [
     ("image", _step_image), ("repository", _step_repository), ("management network", _step_management),
     ("switches", _step_switches), ("hosts", _step_hosts), ("cables", _step_cables), ("drives", _step_drives),
-    ("boot", _step_boot), ("switch CLI", _step_switch_cli), ("SSH", _step_ssh),
+    ("boot", _step_boot), ("switch CLI", _step_switch_cli), ("SSH", _step_ssh), ("Slurm", _step_slurm),
 ]
 
 

@@ -16,6 +16,7 @@ import socket
 import subprocess
 import time
 import uuid
+from collections.abc import Sequence
 from pathlib import Path
 
 from racfg.errors import CannotRunError
@@ -23,8 +24,9 @@ from racfg_lab import repo
 from racfg_lab.bootlog import boot_failure_cause
 from racfg_lab.netns import kill_netns_processes, netns_pids
 from racfg_lab.sh import ok, run
-from racfg_lab.state import HostState
+from racfg_lab.state import HostState, LabState
 
+PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 _children: list[subprocess.Popen[bytes]] = []  # keep Popen objects alive: no ResourceWarning, reaped later
 
 
@@ -81,6 +83,19 @@ def prepare_root(root: Path, name: str, authorized_key: str) -> str:
     sources.parent.mkdir(parents=True, exist_ok=True)
     sources.write_text(repo.SOURCES_LINE)
     return Path(f"{host_key}.pub").read_text().split(" (")[0].strip()
+
+
+def write_ssh_client_files(state: LabState, host_keys: dict[str, str], ssh_dir: Path, switch_lines: list[str]) -> None:
+    """known_hosts (machines' and switches' keys by management address) and an ssh_config naming every machine."""
+    mgmt = {m.name: m.mgmt for m in state.machines()}
+    hosts = [f"{mgmt[name]} {key}\n" for name, key in sorted(host_keys.items())]
+    (ssh_dir / "known_hosts").write_text("".join(hosts + switch_lines))
+    blocks = [
+        f"Host {h.name}\n  HostName {h.mgmt}\n  User root\n  IdentityFile {ssh_dir / 'id_ed25519'}\n"
+        f"  IdentitiesOnly yes\n  UserKnownHostsFile {ssh_dir / 'known_hosts'}\n  StrictHostKeyChecking yes\n"
+        for h in state.machines()
+    ]
+    (ssh_dir / "config").write_text("\n".join(blocks))
 
 
 def unmount_root(directory: Path) -> None:
@@ -170,6 +185,15 @@ def init_pid(netns: str) -> int | None:
             if line.startswith("NSpid:") and line.split()[-1] == "1" and len(line.split()) > 2:
                 return pid
     return None
+
+
+def exec_argv(host: HostState, argv: Sequence[str]) -> list[str]:
+    """The root-namespace command line that runs ``argv`` inside the running machine, as root."""
+    pid = init_pid(host.netns) if is_running(host.pid) else None
+    if pid is None:
+        raise CannotRunError(f"lab host {host.name} is not running", hint=f"`racfg lab start {host.name}`")
+    return ["nsenter", "-t", str(pid), "-m", "-u", "-i", "-n", "-p", "--",
+            "env", "-i", f"PATH={PATH}", "HOME=/root", "TERM=dumb", "LANG=C.UTF-8", *argv]
 
 
 def stop(host: HostState, timeout: float = 10.0) -> None:

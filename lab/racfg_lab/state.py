@@ -75,6 +75,11 @@ class LabState:
     hosts: dict[str, HostState] = field(default_factory=dict)
     switches: dict[str, SwitchState] = field(default_factory=dict)
     cables: list[CableState] = field(default_factory=list)
+    controller: HostState | None = None  # the scheduler's controller machine (slurm.py), when declared
+
+    def machines(self) -> list[HostState]:
+        """Every nspawn machine of the lab: the inventory's hosts, then the Slurm controller if any."""
+        return [*self.hosts.values(), *([self.controller] if self.controller is not None else [])]
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), indent=1, sort_keys=True)
@@ -85,6 +90,7 @@ class LabState:
         data["hosts"] = {k: HostState(**v) for k, v in data.get("hosts", {}).items()}
         data["switches"] = {k: SwitchState(**v) for k, v in data.get("switches", {}).items()}
         data["cables"] = [CableState(**c) for c in data.get("cables", [])]
+        data["controller"] = HostState(**data["controller"]) if data.get("controller") else None
         return cls(**data)
 
 

@@ -11,7 +11,7 @@ import subprocess
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from racfg_lab import lldpd, machines, names, switches
+from racfg_lab import lldpd, machines, names, slurm, switches
 from racfg_lab.fabric import read_rate_mbit
 from racfg_lab.netns import link_info, list_netns, netns_pids
 from racfg_lab.state import LabState, site_dir
@@ -24,11 +24,12 @@ RDMA_NOTE = ("InfiniBand fabric: host NICs are Ethernet stand-ins named as decla
 @dataclass
 class NodeStatus:
     name: str
-    kind: str  # dgx | storage | switch
+    kind: str  # dgx | storage | switch | slurmctld
     state: str  # up | down
     mgmt: str
     ssh: bool
     memory_mib: float
+    slurm: str = ""  # the node's state as slurmctld has it (`idle`, `drained (reason)`), "" without a scheduler
 
 
 @dataclass
@@ -54,6 +55,7 @@ class LabStatus:
     fabric: str
     complete: bool
     nodes: list[NodeStatus] = field(default_factory=list)
+    scheduler: str = ""  # the Slurm controller's name when the lab runs Slurm
     cables: list[CableStatus] = field(default_factory=list)
     memory_mib: float = 0.0
     disk_mib: float = 0.0
@@ -91,11 +93,12 @@ def _du_mib(path: Path) -> float:
 def collect(state: LabState) -> LabStatus:
     status = LabStatus(state.site, state.inventory, state.fabric, state.complete)
     present = set(list_netns())
-    for host in state.hosts.values():
+    for host in state.machines():
         running = machines.is_running(host.pid) and host.netns in present
         pids = netns_pids(host.netns) + ([host.pid] if running and host.pid else [])
         status.nodes.append(NodeStatus(host.name, host.role, "up" if running else "down", host.mgmt,
                                        running and machines.ssh_banner(host.mgmt, timeout=1.0), _pss_mib(pids)))
+    _slurm_states(state, status)
     for sw in state.switches.values():
         exists = sw.netns in present
         cli = bool(sw.pid) and machines.is_running(sw.pid, switches.CLI_MODULE)
@@ -127,6 +130,20 @@ def collect(state: LabState) -> LabStatus:
     if state.fabric == "infiniband":
         status.notes.append(RDMA_NOTE)
     return status
+
+
+def _slurm_states(state: LabState, status: LabStatus) -> None:
+    """Each host's Slurm state, read with sinfo on the controller (a note when it does not answer)."""
+    if state.controller is None:
+        return
+    status.scheduler = state.controller.name
+    states = slurm.node_states(state)
+    if states is None:
+        status.notes.append(f"Slurm: slurmctld on {state.controller.name} did not answer sinfo")
+        return
+    for node in status.nodes:
+        if node.name in state.hosts:
+            node.slurm = states.get(node.name, "unknown to slurmctld")
 
 
 def mgmt_bridge_present(site: str) -> bool:

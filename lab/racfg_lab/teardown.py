@@ -81,7 +81,7 @@ def teardown_site(site: str, grace: float = 4.0) -> list[str]:
     directory = site_dir(site)
     prefix = names.netns_prefix(site)
     if state is not None:
-        _terminate([h.pid for h in state.hosts.values() if h.pid], "systemd-nspawn", grace)
+        _terminate([h.pid for h in state.machines() if h.pid], "systemd-nspawn", grace)
         _terminate([s.pid for s in state.switches.values() if s.pid], "racfg_lab.switchcli", 1.0)
     for lab_service in LAB_SERVICES:
         if lab_service.stop(directory):

@@ -31,6 +31,36 @@ def test_root_login_by_key_only(lab: LabHandle) -> None:
     assert settings == {"passwordauthentication": "no", "permitrootlogin": "without-password"}
 
 
+def _on_controller(lab: LabHandle, command: str) -> subprocess.CompletedProcess[str]:
+    """A command on the Slurm controller over real SSH, as racfg gate reaches it (lab key and known_hosts)."""
+    ctl = lab.cluster.inventory.scheduler.controller
+    argv = [*lab.ssh_argv(lab.hosts()[0].name)[:-1], f"{ctl.ssh_user}@{ctl.address}", command]
+    return subprocess.run(argv, capture_output=True, text=True, timeout=60)
+
+
+def test_slurm_knows_every_host_and_runs_a_step_across_two(lab: LabHandle) -> None:
+    """Before the host stop/start test: every node idle in slurmctld, a real job step on two nodes,
+    scontrol on a node (its MUNGE key), a drain that stays until resumed, and `lab status` showing it."""
+    sinfo = _on_controller(lab, "sinfo --noheader --Node --format='%N|%T|%P'")
+    assert sinfo.returncode == 0, sinfo.stderr
+    seen = {tuple(line.split("|")) for line in sinfo.stdout.split()}
+    assert seen == {(h.name, "idle", "gpu*" if h.role == "dgx" else "storage") for h in lab.hosts()}
+    step = _on_controller(lab, "srun -N2 -w dgx01,dgx02 hostname")
+    assert (step.returncode, sorted(step.stdout.split())) == (0, ["dgx01", "dgx02"]), step.stderr
+    assert lab.exec("dgx01", ["stat", "-c", "%a %U", "/etc/munge/munge.key"]).stdout.split() == ["400", "munge"]
+    lab.exec("stor01", ["scontrol", "update", "nodename=stor01", "state=drain", "reason=racfg lab test"])
+    try:
+        status = json.loads(_racfg("lab", "status", str(lab.inventory), "--format", "json").stdout)
+        slurm = {n["name"]: n["slurm"] for n in status["nodes"] if n["kind"] != "switch"}
+        assert slurm == {**{h.name: "idle" for h in lab.hosts()}, "stor01": "drained (racfg lab test)",
+                         "slurmctl": ""}
+        assert "slurm" in _racfg("lab", "status", str(lab.inventory)).stdout
+    finally:
+        lab.exec("stor01", ["scontrol", "update", "nodename=stor01", "state=resume"])
+    resumed = _on_controller(lab, "sinfo --noheader --Node --format='%N|%T' --nodes=stor01").stdout.split()
+    assert resumed in (["stor01|idle"], ["stor01|idle*"])  # idle* until slurmctld's next ping of the node
+
+
 def _set_data_address(lab: LabHandle, host: str, mtu: int) -> str:
     nic = lab.host(host).nics[0]
     lab.exec(host, ["ip", "addr", "replace", str(nic.address), "dev", nic.name])

@@ -37,6 +37,8 @@ def test_down_leaves_nothing_behind() -> None:
         result = lifecycle.up(CYCLE)
         assert result.changed and result.state is not None
         assert _traces(_system_view()), "the lab should be visible while it is up"
+        controller = result.state.controller  # the inventory's Slurm controller, a machine like the hosts
+        assert controller is not None and (Path(controller.root) / "etc/munge/munge.key").is_file()
     finally:
         lifecycle.down(CYCLE)
     assert _traces(_system_view()) == []

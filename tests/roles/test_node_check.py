@@ -37,13 +37,6 @@ nc = module_from_spec(spec_from_loader("racfg_node_check", _loader))
 _loader.exec_module(nc)
 dataplane = nc.load_dataplane(str(LIB))
 
-SCHEDULER = """
-scheduler:
-  type: slurm
-  controller: {name: slurmctl, address: 198.18.50.5}
-  partitions:
-    - {name: gpu, roles: [dgx]}
-"""
 
 
 def _link(name="data0", up=True, carrier=True, mtu=9000, address="198.19.50.11"):
@@ -86,11 +79,9 @@ def network(links=None, routes=None, neigh=None):
 
 
 @pytest.fixture(scope="module")
-def intent(tmp_path_factory) -> dict:
-    """dgx01's document as racfg renders it for tests/vallab.yaml with a scheduler, GPUs required."""
-    path = tmp_path_factory.mktemp("inv") / "sched.yaml"
-    path.write_text((ROOT / "tests/vallab.yaml").read_text() + SCHEDULER)
-    cluster = load_cluster(path)
+def intent() -> dict:
+    """dgx01's document as racfg renders it for tests/vallab.yaml (its scheduler holds every host), GPUs required."""
+    cluster = load_cluster(ROOT / "tests/vallab.yaml")
     hv = host_vars(cluster, next(h for h in cluster.hosts if h.name == "dgx01"))
     return {**hv["racfg_node_check"], "gpus": {"count": 8, "required": True}}
 
@@ -104,8 +95,10 @@ def ids(found) -> list[str]:
 
 
 def test_the_rendered_intent_is_the_inventory_s_for_scheduled_hosts_only(tmp_path: Path) -> None:
-    path = tmp_path / "sched.yaml"
-    path.write_text((ROOT / "tests/vallab.yaml").read_text() + SCHEDULER)
+    text = (ROOT / "tests/vallab.yaml").read_text()
+    path = tmp_path / "gpu-only.yaml"
+    path.write_text(text.replace("    - {name: storage, roles: [storage]}\n", "").replace(
+        "  default_partition: gpu\n", ""))
     cluster = load_cluster(path)
     docs = {h.name: host_vars(cluster, h).get("racfg_node_check") for h in cluster.hosts}
     assert [n for n, d in docs.items() if d] == ["dgx01", "dgx02", "dgx03"]  # the partition holds the dgx role
@@ -119,8 +112,10 @@ def test_the_rendered_intent_is_the_inventory_s_for_scheduled_hosts_only(tmp_pat
                               "fix": "racfg deploy --tags weka", "unless_missing": "weka",
                               "why_missing": "no Weka client installed (software.weka.dist is not given)"}]
     assert doc["slurm"] == {"reason_prefix": REASON_PREFIX, "reason_max": REASON_MAX}
-    plain = load_cluster(ROOT / "tests/vallab.yaml")
+    plain = load_cluster(ROOT / "inventory/ra-ethernet.yaml")
     assert not any("racfg_node_check" in host_vars(plain, h) for h in plain.hosts)  # no scheduler: no check
+    storage = host_vars(load_cluster(ROOT / "tests/vallab.yaml"), cluster.hosts[3])["racfg_node_check"]
+    assert (storage["node"], storage["gpus"], storage["mounts"]) == ("stor01", {"count": 0}, [])
 
 
 def test_the_xid_rule_travels_as_data_and_judges_as_validate(intent) -> None:
@@ -251,20 +246,23 @@ def test_a_reason_fits_slurm_s_column() -> None:
     assert action[0] == "drain" and len(action[1]) <= REASON_MAX and action[1].endswith("(+1 more)")
 
 
-SHOW_NODE = """NodeName=dgx01 Arch=x86_64 CoresPerSocket=1
-   CPUAlloc=0 CPUEfctv=1 CPUTot=1 CPULoad=0.00
-   State=IDLE+DRAIN ThreadsPerCore=1 TmpDisk=0 Weight=1 Owner=N/A MCS_label=N/A
-   Partitions=gpu
-   Reason=racfg-check: network/carrier[data0]: ip link set data0 up [root@2026-11-28T18:02:11]
-"""
+RECORDED = ROOT / "tests/recordings/slurm/scontrol-show-node-drained.txt"  # Slurm 22.05 in the lab, -o form
 
 
-def test_the_node_s_state_and_reason_are_read_without_slurm_s_signature(monkeypatch) -> None:
-    monkeypatch.setattr(nc, "run", lambda argv, timeout=nc.TIMEOUT: (0, SHOW_NODE))
-    assert nc.read_node(Reader(), "dgx01") == ("IDLE+DRAIN",
-                                               "racfg-check: network/carrier[data0]: ip link set data0 up")
+@pytest.mark.parametrize(("node", "want"), [
+    ("dgx01", ("IDLE", "")),
+    ("dgx02", ("IDLE+DRAIN", "racfg:DRIFT-MTU data0 mtu 1500 want 9000; fix: racfg deploy --limit dgx02")),
+    ("stor02", ("IDLE+DRAIN", "maintenance by ops")),
+])
+def test_the_node_s_state_and_reason_are_read_without_slurm_s_signature(monkeypatch, node, want) -> None:
+    line = next(x for x in RECORDED.read_text().splitlines() if x.startswith(f"NodeName={node} "))
+    monkeypatch.setattr(nc, "run", lambda argv, timeout=nc.TIMEOUT: (0, line + "\n"))
+    assert nc.read_node(Reader(), node) == want
+    multi = line.replace(" Reason=", "\n   Reason=")  # scontrol's default form: Reason on its own line
+    monkeypatch.setattr(nc, "run", lambda argv, timeout=nc.TIMEOUT: (0, multi + "\n\n"))
+    assert nc.read_node(Reader(), node) == want
     monkeypatch.setattr(nc, "run", lambda argv, timeout=nc.TIMEOUT: (1, "slurm_load_node error: Unable to contact"))
-    assert "Unable to contact" in nc.read_node(Reader(), "dgx01")
+    assert "Unable to contact" in nc.read_node(Reader(), node)
 
 
 def test_the_script_runs_for_real_here(tmp_path: Path) -> None:

@@ -10,11 +10,15 @@ directories of 0700, whoever else uses the machine.
 
 from __future__ import annotations
 
+import functools
 import os
 import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
+
+import yaml
 
 from racfg.errors import CannotRunError
 
@@ -37,6 +41,13 @@ def playbooks_dir() -> Path:
 
 def roles_dir() -> Path:
     return ansible_root() / "roles"
+
+
+@functools.cache
+def role_defaults(role: str) -> dict[str, Any]:
+    """A role's defaults/main.yml: what the role promises, read where validate and render need it."""
+    path = roles_dir() / role / "defaults" / "main.yml"
+    return yaml.safe_load(path.read_text(encoding="utf-8")) or {}
 
 
 def validators_dir() -> Path:

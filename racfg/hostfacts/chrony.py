@@ -14,7 +14,7 @@ from racfg.hostfacts.common import require_text, split_key_value
 from racfg.hostfacts.parse_error import ParseError
 
 # Leap status values of a synchronised clock; "Not synchronised" is the one that is not.
-_SYNCED_LEAP = {"Normal", "Insert second", "Delete second"}
+SYNCED_LEAP = {"Normal", "Insert second", "Delete second"}
 
 
 @dataclass(frozen=True)
@@ -29,7 +29,7 @@ class ChronyTracking:
 
     @property
     def synchronised(self) -> bool:
-        return self.leap_status in _SYNCED_LEAP and self.reference_id != "00000000"
+        return self.leap_status in SYNCED_LEAP and self.reference_id != "00000000"
 
 
 _OFFSET_RE = re.compile(r"^([+-]?\d+(?:\.\d+)?) seconds (fast|slow) of NTP time$")

@@ -46,9 +46,10 @@ XID_MEANINGS: dict[int, str] = {
 # error" among their causes); the others point at the board, its memory, its links or the driver.
 APPLICATION_XIDS = frozenset({13, 31, 32, 43, 45, 68, 69, 109})
 
-_EVENT_RE = re.compile(
-    r"(?:(?P<switch>nvidia-nvswitch\d+): )?(?P<kind>NVRM: Xid|SXid) \(PCI:(?P<pci>[0-9A-Fa-f:.]+)\): "
-    r"(?P<code>\d+), ?(?P<text>.*)$")
+# One event line (the node check compiles the same pattern: racfg.render.node_check carries it as data).
+EVENT_PATTERN = (r"(?:(?P<switch>nvidia-nvswitch\d+): )?(?P<kind>NVRM: Xid|SXid) \(PCI:(?P<pci>[0-9A-Fa-f:.]+)\): "
+                 r"(?P<code>\d+), ?(?P<text>.*)$")
+_EVENT_RE = re.compile(EVENT_PATTERN)
 
 
 @dataclass(frozen=True)

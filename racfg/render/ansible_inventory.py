@@ -11,6 +11,7 @@ from typing import Any
 
 from racfg.intent import site_intent
 from racfg.inventory.cluster import HOST_READ_PREFIXES, Cluster, ClusterHost, ClusterSwitch
+from racfg.render.node_check import node_check_intent
 from racfg.render.routing import host_routing, switch_routing
 from racfg.render.unsafe import Template
 
@@ -130,6 +131,9 @@ def host_vars(cluster: Cluster, host: ClusterHost) -> dict[str, Any]:
     routing = host_routing(cluster, host)
     if routing is not None:  # leaf-spine Ethernet: the gateway and routes through the host's leaves
         out["racfg_routing"] = routing
+    check = node_check_intent(cluster, host, routing)
+    if check is not None:  # a node of the site's scheduler: the healthcheck role installs its node check
+        out["racfg_node_check"] = check
     out.update(host.vars)
     return out
 

@@ -8,18 +8,9 @@ the same way the roles combine them.
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
-import yaml
-
-from racfg.paths import roles_dir
-
-
-@functools.cache
-def role_defaults(role: str) -> dict[str, Any]:
-    path = roles_dir() / role / "defaults" / "main.yml"
-    return yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+from racfg.paths import role_defaults
 
 
 def weka_host(gv: dict[str, Any], hv: dict[str, Any]) -> bool:

@@ -137,6 +137,12 @@ MUTATIONS: tuple[Mutation, ...] = (
     Mutation("fabric", "dgx02", "static neighbour entry 198.19.0.21",
              f"ip neigh replace 198.19.0.21 lladdr {BOGUS_MAC} dev data0 nud permanent",
              f"! ip neigh show 198.19.0.21 dev data0 | grep -qi {BOGUS_MAC}"),
+    # healthcheck (issue 55): the node check's files, on the nodes of lab.yaml's scheduler
+    Mutation("healthcheck", "dgx01", "file /etc/racfg/node-check.json content",
+             "echo '{}' > /etc/racfg/node-check.json", "grep -q '\"node\": \"dgx01\"' /etc/racfg/node-check.json"),
+    Mutation("healthcheck", "stor01", "file /usr/local/sbin/racfg-node-check mode",
+             "chmod 0700 /usr/local/sbin/racfg-node-check",
+             "test $(stat -c %a /usr/local/sbin/racfg-node-check) = 755"),
 )
 
 

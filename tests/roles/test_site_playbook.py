@@ -16,8 +16,8 @@ def test_switch_play_comes_first_and_roles_target_their_groups() -> None:
     assert plays[0]["ansible.builtin.import_playbook"] == "switches.yml" and plays[0]["tags"] == ["switch"]
     role_plays = plays[1:]
     targets = {r["role"]: p["hosts"] for p in role_plays for r in p["roles"]}
-    assert targets == {"common": "cluster", "fabric": "cluster", "ofed": "cluster", "gpu": "dgx",
-                       "nfs_client": "dgx", "nvme_storage": "storage", "weka": "cluster"}
+    assert targets == {"common": "cluster", "fabric": "cluster", "ofed": "cluster", "healthcheck": "cluster",
+                       "gpu": "dgx", "nfs_client": "dgx", "nvme_storage": "storage", "weka": "cluster"}
     assert all(r["tags"] == [r["role"]] for p in role_plays for r in p["roles"])
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import time
 import xml.etree.ElementTree as ET
 
 import pytest
@@ -175,6 +176,45 @@ def test_gpu_checks_skip_with_the_reason_on_the_lab_and_fail_where_gpus_are_requ
     assert {r.check.rsplit("/", 1)[1] for r in report.results} >= GPU_CHECKS
     assert {r.status for r in report.results} == {Status.FAIL}
     assert all("nvidia-smi not found" in (r.actual or "") for r in report.results)
+
+
+NODE_CHECK = "/usr/local/sbin/racfg-node-check"
+
+
+def slurm_node(site: DeployedSite, node: str) -> tuple[str, str]:
+    """(state, reason) of ``node`` as slurmctld has it, read with scontrol on the controller."""
+    controller = site.lab.cluster.inventory.scheduler.controller.name
+    out = site.lab.exec(controller, ["scontrol", "show", "node", node], timeout=30).stdout
+    state = next(w.split("=", 1)[1] for w in out.split() if w.startswith("State="))
+    reason = next((line.strip().split("=", 1)[1] for line in out.splitlines()
+                   if line.strip().startswith("Reason=")), "")
+    return state, reason
+
+
+def test_the_node_check_drains_its_node_when_a_data_nic_goes_down_and_resumes_it_when_repaired(site):
+    """Issue 55: deploy installed the node check (roles/healthcheck) and slurmd runs it every
+    health_check_interval: on a clean node it exits 0; a data NIC set down drains the node within a minute,
+    the reason naming validate's check id and the fix; the NIC up again resumes it (its own drain)."""
+    from sitelab import wait_for
+
+    node = "dgx02"
+    mode = site.lab.ssh(node, f"stat -c %a:%U {NODE_CHECK}").stdout.strip()
+    started = time.monotonic()
+    clean = site.lab.ssh(node, f"{NODE_CHECK} --no-slurm --verbose", check=False)
+    print(f"racfg-node-check on {node}: exit {clean.returncode} in {time.monotonic() - started:.2f} s "
+          f"(over SSH); {clean.stderr.strip()}")
+    assert (mode, clean.returncode, clean.stdout) == ("755:root", 0, "")
+    assert "DRAIN" not in slurm_node(site, node)[0]
+    try:
+        site.lab.ssh(node, "ip link set data0 down")
+        wait_for(f"slurmd's node check to drain {node}",
+                 lambda: "racfg-check: network/carrier[data0]" in slurm_node(site, node)[1], timeout=60)
+        state, reason = slurm_node(site, node)
+        assert "DRAIN" in state and "ip link set data0 up" in reason
+    finally:
+        site.lab.ssh(node, "ip link set data0 up")
+    wait_for(f"the node check to resume {node}", lambda: "DRAIN" not in slurm_node(site, node)[0], timeout=60)
+    assert slurm_node(site, node)[1] == ""
 
 
 def test_no_secret_in_any_file_or_argv(site):

@@ -2,7 +2,11 @@
 
 Why a prefix: gate resumes only the nodes it drained itself, and Slurm keeps no owner of a drain
 but the reason text (and the user, root for both racfg and an operator). A reason that starts with
-``racfg:`` is racfg's; any other reason is someone else's and gate never changes it.
+``racfg:`` is gate's; one that starts with ``racfg-check:`` is the node check's (the program deploy
+installs as Slurm's HealthCheckProgram, racfg.render.node_check), which resumes only its own. Both are
+racfg's to gate: a node the check drained is kept drained with gate's reason while racfg still finds
+its problem, and resumed once racfg finds none, so the two never hold a node against each other. Any
+other reason is someone else's and neither ever changes it.
 
 Why a length and a character set: the reason reaches a remote shell and slurmctld's state, and
 its parts (problem ids, fixes) come from the inventory's names and the tools' output. Slurm 22.05
@@ -19,6 +23,7 @@ import re
 from collections.abc import Sequence
 
 PREFIX = "racfg:"
+CHECK_PREFIX = "racfg-check:"  # the node check's drains (racfg.render.node_check writes it into the check's data)
 REASON_MAX = 128
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.:/,+()\[\]@#%\- ]+")
 _ELLIPSIS = "..."
@@ -30,7 +35,7 @@ def safe_text(text: str) -> str:
 
 
 def is_racfg_reason(reason: str | None) -> bool:
-    return bool(reason) and str(reason).startswith(PREFIX)
+    return bool(reason) and str(reason).startswith((PREFIX, CHECK_PREFIX))
 
 
 def drain_reason(problem_ids: Sequence[str], fix: str | None, limit: int = REASON_MAX) -> str:

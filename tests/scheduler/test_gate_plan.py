@@ -8,7 +8,7 @@ import pytest
 from racfg.errors import ExitCode
 from racfg.hostfacts.scontrol import SlurmNode
 from racfg.scheduler.breaker import drain_cap
-from racfg.scheduler.drain_reason import PREFIX, REASON_MAX, drain_reason, is_racfg_reason, safe_text
+from racfg.scheduler.drain_reason import CHECK_PREFIX, PREFIX, REASON_MAX, drain_reason, is_racfg_reason, safe_text
 from racfg.scheduler.gate_plan import Action, plan_gate
 from racfg.scheduler.node_health import NodeHealth, NodeProblem
 
@@ -52,6 +52,20 @@ def test_racfgs_own_drain_is_resumed_once_the_problem_is_gone_and_kept_while_it_
     changed = plan_gate({"gpu": NODES}, {"dgx04": broken("nic_admin:dgx04:data0")}, slurm, 0.10)
     assert actions(changed)["dgx04"] is Action.DRAIN and "nic_admin:dgx04:data0" in changed.of(Action.DRAIN)[0].reason
     assert not changed.trips  # a racfg drain brought up to date is not a new one
+
+
+def test_the_node_checks_drain_is_racfgs_too_brought_to_gates_reason_or_resumed():
+    """The node check (HealthCheckProgram) drains with ``racfg-check:``; gate re-reads the whole site,
+    so it takes that drain as racfg's: while racfg still finds a problem the node stays drained under
+    gate's reason, once it finds none gate resumes it. Otherwise a node the check drained between two
+    gates would be held as someone else's for ever, or gate's lab proof would depend on which came first."""
+    check = f"{CHECK_PREFIX} network/carrier[data0]: ip link set data0 up"
+    slurm = {n: node(n) for n in NODES} | {"dgx03": node("dgx03", "IDLE+DRAIN", check, "root"),
+                                          "dgx04": node("dgx04", "IDLE+DRAIN", check, "root")}
+    plan = plan_gate({"gpu": NODES}, {"dgx04": broken("nic_admin:dgx04:data0")}, slurm, 0.10)
+    assert actions(plan)["dgx03"] is Action.RESUME and actions(plan)["dgx04"] is Action.DRAIN
+    assert plan.of(Action.DRAIN)[0].reason.startswith(f"{PREFIX} nic_admin:dgx04:data0")
+    assert is_racfg_reason(check) and not is_racfg_reason("racfgx: not ours")
 
 
 def test_someone_elses_drain_or_down_is_never_touched_broken_or_not():

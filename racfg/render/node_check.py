@@ -20,13 +20,12 @@ from racfg.hostfacts.xid import APPLICATION_XIDS, EVENT_PATTERN
 from racfg.inventory.cluster import Cluster, ClusterHost
 from racfg.inventory.partitions import partition_hosts
 from racfg.paths import role_defaults
-from racfg.scheduler.drain_reason import CHECK_PREFIX
 
 # Where the healthcheck role installs the check (slurm.conf HealthCheckProgram names it).
 NODE_CHECK_PROGRAM = "/usr/local/sbin/racfg-node-check"
 # The drain reason's prefix: racfg-check's own, distinct from `racfg gate`'s (the check resumes only its
 # drains; gate, which re-reads the whole site, takes both as racfg's: racfg.scheduler.drain_reason).
-REASON_PREFIX = CHECK_PREFIX
+REASON_PREFIX = "racfg-check:"
 # The longest reason the check writes: short enough for `sinfo -R` and scontrol's column, whole ids kept.
 REASON_MAX = 120
 

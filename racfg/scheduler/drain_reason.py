@@ -22,8 +22,10 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from racfg.render.node_check import REASON_PREFIX
+
 PREFIX = "racfg:"
-CHECK_PREFIX = "racfg-check:"  # the node check's drains (racfg.render.node_check writes it into the check's data)
+CHECK_PREFIX = REASON_PREFIX  # the node check's drains: its prefix lives with the data racfg renders for it
 REASON_MAX = 128
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.:/,+()\[\]@#%\- ]+")
 _ELLIPSIS = "..."

@@ -146,3 +146,48 @@ def test_lock_host_names_a_host_of_the_inventory_or_check_refuses_it(tmp_path: P
     line = next(i for i, text in enumerate((tmp_path / "site.yaml").read_text().splitlines(), 1) if "lock_host" in text)
     assert f"site.yaml:{line} site.lock_host: no host of this inventory has this name (found: dgx09)" in result.stderr
     assert "(hint: name one of its hosts: dgx01, dgx02, st01" in result.stderr and "Traceback" not in result.stderr
+
+
+SCHEDULER = {"type": "slurm", "controller": {"name": "slurmctl", "address": "198.18.0.5"},
+             "partitions": [{"name": "gpu", "roles": ["dgx"]}, {"name": "storage", "hosts": ["st[01:08]"]}],
+             "default_partition": "gpu"}
+
+
+def test_the_scheduler_section_resolves_its_partitions_to_the_inventorys_hosts(tmp_path: Path):
+    """Issue 55: partitions name hosts by name, range or role; the default partition is the first
+    unless named; without the section there are none."""
+    from racfg.inventory import load_cluster
+    from racfg.inventory.partitions import default_partition, partition_hosts
+
+    site = base()
+    assert partition_hosts(load_cluster(write(tmp_path, site))) == {}
+    site["scheduler"] = {**SCHEDULER, "partitions": [*SCHEDULER["partitions"], {"name": "one", "hosts": ["dgx02"]}]}
+    del site["scheduler"]["default_partition"]
+    cluster = load_cluster(write(tmp_path, site))
+    assert partition_hosts(cluster) == {"gpu": ["dgx01", "dgx02"], "storage": [f"st{i:02d}" for i in range(1, 9)],
+                                        "one": ["dgx02"]}
+    assert default_partition(cluster) == "gpu"
+    assert racfg("check", write(tmp_path, site)).returncode in (0, 1)
+
+
+@pytest.mark.parametrize(("change", "place", "message"), [
+    ({"partitions": [{"name": "gpu", "hosts": ["dgx[01:03]"]}]}, "scheduler.partitions[0].hosts[0]",
+     "names a host this inventory does not have (found: dgx[01:03])"),
+    ({"partitions": [{"name": "gpu", "hosts": ["dgx01"]}], "default_partition": "batch"},
+     "scheduler.default_partition", "names no partition of scheduler.partitions (found: batch)"),
+    ({"partitions": [{"name": "gpu", "hosts": ["dgx01"]}, {"name": "gpu", "hosts": ["dgx02"]}]},
+     "scheduler.partitions[1].name", "this partition is declared twice (found: gpu)"),
+    ({"partitions": [{"name": "gpu", "roles": ["client"]}], "default_partition": "gpu"}, "scheduler.partitions[0]",
+     "this partition holds no host (found: gpu)"),
+    ({"partitions": [{"name": "gpu", "hosts": ["dgx01; reboot"]}]}, "scheduler.partitions[0].hosts[0]",
+     "expected a host name or a name range"),
+    ({"controller": {"name": "slurmctl", "address": "$(reboot)"}}, "scheduler.controller.address", ""),
+])
+def test_a_scheduler_section_naming_what_the_inventory_lacks_is_exit_2_at_its_line(tmp_path: Path, change, place,
+                                                                                     message):
+    site = base()
+    site["scheduler"] = {**SCHEDULER, **change}
+    result = racfg("check", write(tmp_path, site))
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "site.yaml:" in result.stderr and f" {place}: {message}" in result.stderr, result.stderr
+    assert "Traceback" not in result.stderr

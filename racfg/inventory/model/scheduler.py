@@ -9,13 +9,22 @@ multi-node steps as job steps. Nodes are the inventory's hosts, under the same n
 from __future__ import annotations
 
 import re
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import Field, field_validator
+from pydantic import AfterValidator, Field, field_validator
 
 from racfg.inventory.model.base import NAME_PATTERN, Strict, _check_ipv4
 from racfg.inventory.ranges import check_range
 
+
+def _host_names(entry: str) -> str:
+    if not re.match(NAME_PATTERN, entry):
+        raise ValueError("expected a host name or a name range such as dgx[01:08]")
+    check_range(entry)
+    return entry
+
+
+HostNames = Annotated[str, AfterValidator(_host_names)]  # a host name or a name range, checked per entry
 SLURM_NAME = r"^[A-Za-z0-9][A-Za-z0-9_\-]{0,31}$"
 
 
@@ -37,20 +46,11 @@ class Partition(Strict):
     """A Slurm partition: the inventory hosts it holds, by name, name range or role."""
 
     name: str = Field(pattern=SLURM_NAME, description="Partition name (letters, digits, '_' and '-', <= 32).")
-    hosts: list[str] = Field(
+    hosts: list[HostNames] = Field(
         default_factory=list,
         description="Hosts of this inventory in the partition: names or name ranges (dgx[01:08]).")
     roles: list[Literal["dgx", "storage", "client", "storage_client"]] = Field(
         default_factory=list, description="Every host of these roles is in the partition, besides `hosts`.")
-
-    @field_validator("hosts")
-    @classmethod
-    def _hosts(cls, value: list[str]) -> list[str]:
-        for entry in value:
-            if not re.match(NAME_PATTERN, entry):
-                raise ValueError(f"{entry!r}: expected a host name or a name range such as dgx[01:08]")
-            check_range(entry)
-        return value
 
 
 class Scheduler(Strict):

@@ -4,7 +4,6 @@ bad --max-drain are exit 2; a controller that cannot be reached, or no scontrol 
 
 from __future__ import annotations
 
-import os
 import sys
 import uuid
 from pathlib import Path
@@ -17,16 +16,7 @@ from racfg.cli import invoke
 REPO = Path(__file__).resolve().parents[2]
 
 
-@pytest.fixture(autouse=True)
-def _isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A fresh state directory and lab root, the user's RACFG_* settings left out."""
-    for name in [k for k in os.environ if k.startswith("RACFG_")]:
-        monkeypatch.delenv(name)
-    monkeypatch.setenv("RACFG_STATE_DIR", str(tmp_path / "state"))
-    monkeypatch.setenv("RACFG_LAB_DIR", str(tmp_path / "lab"))
-    monkeypatch.setenv("RACFG_PLAIN", "1")
-    monkeypatch.setenv("COLUMNS", "200")
-    monkeypatch.chdir(tmp_path)
+pytestmark = pytest.mark.usefixtures("isolated_cli")
 
 
 @pytest.fixture

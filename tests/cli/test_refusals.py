@@ -4,7 +4,6 @@ and nothing run, recorded or connected to before the refusal (no run directory, 
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
 
@@ -20,15 +19,7 @@ REPO = Path(__file__).resolve().parents[2]
 LAB = str(REPO / "inventory" / "lab.yaml")
 
 
-@pytest.fixture(autouse=True)
-def _isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A fresh state directory and lab root, the user's RACFG_* settings left out."""
-    for name in [k for k in os.environ if k.startswith("RACFG_")]:
-        monkeypatch.delenv(name)
-    monkeypatch.setenv("RACFG_STATE_DIR", str(tmp_path / "state"))
-    monkeypatch.setenv("RACFG_LAB_DIR", str(tmp_path / "lab"))
-    monkeypatch.setenv("RACFG_PLAIN", "1")
-    monkeypatch.chdir(tmp_path)
+pytestmark = pytest.mark.usefixtures("isolated_cli")
 
 
 @pytest.fixture(autouse=True)

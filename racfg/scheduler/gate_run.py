@@ -63,11 +63,12 @@ def run_gate(cluster: Cluster, options: GateOptions, overrides: ConnectionOverri
     scheduler = cluster.inventory.scheduler
     share = options.max_drain if options.max_drain is not None else (scheduler.max_drain if scheduler else 0.10)
     with controller_slurm(cluster, overrides) as slurm:
-        nodes = slurm.nodes()
+        slurm.nodes()  # reachable, and slurmctld answers: else exit 3 before the site is read
         layers = (*READ_LAYERS, "performance") if options.performance else READ_LAYERS
         drift = run_drift(cluster, DriftOptions(forks=options.forks, quick=True), overrides, progress, layers=layers)
         health = site_health(cluster, drift.report)
-        plan = plan_gate(partition_hosts(cluster), health.nodes, nodes, share)
+        # read again right before acting: a drain someone set while the site was read is theirs
+        plan = plan_gate(partition_hosts(cluster), health.nodes, slurm.nodes(), share)
         run = GateRun(plan, slurm.where, options.dry_run, health.elsewhere, int(drift.report.exit_code()),
                       drift.record.path)
         if not options.dry_run:

@@ -7,7 +7,6 @@ up, so a caller's error reads "lab X is not up (hint: racfg lab up ...)" instead
 
 from __future__ import annotations
 
-import os
 import subprocess
 from collections.abc import Sequence
 from pathlib import Path
@@ -15,7 +14,7 @@ from pathlib import Path
 from racfg.connection import NO_OVERRIDES, ConnectionOverrides
 from racfg.errors import CannotRunError, UsageError
 from racfg.inventory import Cluster, load_cluster
-from racfg_lab import fabric, lldpd, machines, switches
+from racfg_lab import drives, fabric, lldpd, machines, switches
 from racfg_lab.lifecycle import ssh_key_path
 from racfg_lab.state import CableState, LabState, SwitchState, load_state, save_state, site_dir
 from racfg_lab.substitutions import inventory_substitutions
@@ -316,9 +315,6 @@ def cut_switch_session(site: str, switch: str, after: int, *, hang: bool = False
 
 # --- slow-downs: faults that pass the absolute marks, for performance drift ------------------------
 
-BLKIO_READ_BPS = Path("/sys/fs/cgroup/blkio/blkio.throttle.read_bps_device")
-
-
 def slow_link(site: str, host: str, nic: str, fraction: float) -> CableState:
     """A cable that carries ``fraction`` of its lab rate, both ways, while the lab still declares the
     rate (a worn cable, a port that lost lanes but kept its speed): a fault, not a configuration, so
@@ -332,16 +328,16 @@ def slow_link(site: str, host: str, nic: str, fraction: float) -> CableState:
 
 
 def throttle_drive(site: str, host: str, path: str, read_bytes_per_s: int | None) -> str:
-    """Reads of one lab drive held to ``read_bytes_per_s`` (None: unthrottled), as a drive that slowed
-    (worn flash, a thermal throttle). The kernel's block throttle on the drive's loop device: it is
-    the host's alone, so the rule touches nothing else. Returns the device."""
+    """Reads of one lab drive held to ``read_bytes_per_s`` (None: back to the lab's drive rate), as a
+    drive that slowed (worn flash, a thermal throttle). The kernel's block throttle on the drive's loop
+    device: it is the host's alone, so the rule touches nothing else. Returns the device."""
     state = require_lab(site)
     device = state.hosts[host].drives.get(path) if host in state.hosts else None
     if device is None:
         raise UsageError(f"lab {site} has no drive {path} on {host}")
-    if not BLKIO_READ_BPS.exists():
+    if not drives.can_shape():
         raise CannotRunError(f"cannot throttle {device}: this kernel has no cgroup v1 block throttle "
-                             f"({BLKIO_READ_BPS})")
-    rdev = Path(device).stat().st_rdev
-    BLKIO_READ_BPS.write_text(f"{os.major(rdev)}:{os.minor(rdev)} {read_bytes_per_s or 0}\n")
+                             f"({drives.BLKIO})")
+    rate, iops = drives.shaping(sum(len(hs.drives) for hs in state.hosts.values()))
+    drives.shape(device, read_bytes_per_s or rate, iops)
     return device

@@ -4,6 +4,14 @@ Validators and roles look for the inventory's NVMe paths (``/dev/nvme0n1`` ...) 
 block devices they can ``fio`` and ``lsblk``; a loop device on a sparse file is one, costs no
 disk until written, and ``systemd-nspawn --bind=/dev/loopN:/dev/nvme0n1`` shows it under the
 inventory's name. It is not an NVMe controller: ``nvme list`` will not see it.
+
+Each drive's reads are shaped (``shaping``) by the kernel's block throttle, as the lab's links are
+shaped: an unshaped loop device reads page cache as fast as the CPUs copy it, so two healthy drives
+read at once differ by what the scheduler gave each (0.89-1.00 of each other, measured on this lab's
+two CPUs under load), while shaped ones read 0.99-1.00 of each other. The lab's drives share one
+budget (``LAB_READ_BYTES_PER_S``, ``LAB_READ_IOPS``), so fio on every storage host at once stays far
+from the CPUs' limit however many drives the site declares. A drive slowed on purpose
+(racfg_lab.api.throttle_drive) is shaped lower.
 """
 
 from __future__ import annotations
@@ -16,6 +24,11 @@ from racfg_lab import names
 from racfg_lab.sh import ok, run
 
 DEFAULT_SIZE = os.environ.get("RACFG_LAB_DRIVE_SIZE", "1G")
+LAB_READ_BYTES_PER_S = 2_000_000_000  # every drive of a lab at once: a fifth of what two CPUs copy
+LAB_READ_IOPS = 40_000  # their random reads, 4 KiB each
+DRIVE_READ_BYTES_PER_S = 250_000_000  # one drive's at most (a lab of few drives)
+DRIVE_READ_IOPS = 10_000
+BLKIO = Path("/sys/fs/cgroup/blkio")  # the cgroup v1 block throttle (the lab machine's hybrid hierarchy)
 _UNITS = {"K": 1024, "M": 1024**2, "G": 1024**3, "T": 1024**4}
 
 
@@ -43,6 +56,26 @@ def attach(backing: Path, size: int) -> str:
     return run(["losetup", "--find", "--show", str(backing)]).stdout.strip()
 
 
+def can_shape() -> bool:
+    return (BLKIO / "blkio.throttle.read_bps_device").exists()
+
+
+def shaping(drive_count: int) -> tuple[int, int]:
+    """Each drive's read rate and IOPS in a lab of ``drive_count`` drives: the lab's budget shared."""
+    count = max(1, drive_count)
+    return min(DRIVE_READ_BYTES_PER_S, LAB_READ_BYTES_PER_S // count), min(DRIVE_READ_IOPS, LAB_READ_IOPS // count)
+
+
+def shape(device: str, read_bytes_per_s: int, read_iops: int) -> None:
+    """Hold the reads of ``device`` to ``read_bytes_per_s`` and ``read_iops`` (0, 0: unshaped); a rule per
+    device number, so it touches no other device. Raises OSError where the kernel has no cgroup v1
+    block throttle."""
+    rdev = Path(device).stat().st_rdev
+    number = f"{os.major(rdev)}:{os.minor(rdev)}"
+    (BLKIO / "blkio.throttle.read_bps_device").write_text(f"{number} {read_bytes_per_s}\n")
+    (BLKIO / "blkio.throttle.read_iops_device").write_text(f"{number} {read_iops}\n")
+
+
 def loops_by_file() -> dict[str, str]:
     """Every loop device this machine has, by backing file."""
     proc = run(["losetup", "-J", "-l"], check=False, quiet=True)
@@ -61,6 +94,8 @@ def detach_lab_loops(site_dir: Path | None) -> list[str]:
             continue
         if site_dir is not None and not backing.startswith(str(site_dir) + "/"):
             continue
+        if can_shape():  # the rule outlives the detach (the loop device stays): the next user gets it unshaped
+            shape(device, 0, 0)
         ok(["losetup", "-d", device])
         gone.append(device)
     return gone

@@ -6,13 +6,15 @@ run by scripts/ansible-versions.sh; the main venv (2.19) skips it (marker ``vers
 tests/deploy/test_deploy_lab.py and tests/validate/test_validate_lab.py cover the same and more.
 One test, one lab: the steps depend on each other and each costs a deploy.
 
-The lab is inventory/lab.yaml under a site of its own (``verlab``, 198.18.87.0/24 and 198.19.87.0/24),
-so it never meets another module's lab.
+The lab is inventory/lab.yaml under a site of its own, ``verlab<N>`` on 198.18.N.0/24 and 198.19.N.0/24
+(N: ``RACFG_VERSIONS_SUBNET``, 87 unless scripts/ansible-versions.sh gives each version its own), so it
+never meets another module's lab nor the other version's, which the script runs at the same time.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,14 +26,15 @@ import sitelab
 pytestmark = [pytest.mark.lab, pytest.mark.versions]
 
 REPO = Path(__file__).resolve().parents[2]
-SITE = "verlab"
+SUBNET = int(os.environ.get("RACFG_VERSIONS_SUBNET", "87"))
+SITE = f"verlab{SUBNET}"
 
 
 def site_inventory(directory: Path) -> Path:
-    """inventory/lab.yaml with its own site name and subnets (198.18.0.x -> 198.18.87.x ...)."""
+    """inventory/lab.yaml with its own site name and subnets (198.18.0.x -> 198.18.SUBNET.x ...)."""
     text = (REPO / "inventory" / "lab.yaml").read_text()
     text = re.sub(r"^  name: lab$", f"  name: {SITE}", text, count=1, flags=re.M)
-    text = re.sub(r"\b198\.(18|19)\.0\.", r"198.\1.87.", text)
+    text = re.sub(r"\b198\.(18|19)\.0\.", rf"198.\1.{SUBNET}.", text)
     assert f"name: {SITE}" in text and "198.18.0." not in text
     path = directory / "lab.yaml"
     path.write_text(text)
@@ -40,7 +43,7 @@ def site_inventory(directory: Path) -> Path:
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[sitelab.DeployedSite]:
-    root = tmp_path_factory.mktemp("verlab")
+    root = tmp_path_factory.mktemp(SITE)
     with testing.running_lab(site_inventory(root)) as handle:
         yield sitelab.DeployedSite(handle, root / "state", inventory=handle.inventory)
 

@@ -14,7 +14,7 @@ from labsupport import LabHandle
 from sitelab import wait_for
 
 from racfg.render.node_check import REASON_PREFIX
-from racfg_lab import api, lifecycle, switches
+from racfg_lab import api, drives, lifecycle, switches
 
 pytestmark = pytest.mark.lab
 
@@ -143,6 +143,12 @@ def test_storage_drives_are_block_devices(lab: LabHandle) -> None:
     write = lab.ssh(host.name, f"dd if=/dev/zero of={host.drives[0].path} bs=1M count=4 oflag=direct status=none"
                                " && echo written")
     assert write.stdout.strip() == "written"
+    # its reads are shaped (racfg_lab.drives): 250 MiB read direct take at least 250 MiB at the drive's rate
+    rate, _ = drives.shaping(sum(len(h.drives) for h in lab.cluster.hosts))
+    read = lab.ssh(host.name, f"s=$(date +%s.%N); dd if={host.drives[0].path} of=/dev/null bs=1M count=250 "
+                              "iflag=direct status=none && echo $(date +%s.%N) $s")
+    end, start = (float(x) for x in read.stdout.split())
+    assert 250 * 2**20 / (end - start) <= rate * 1.1, (end - start, rate)
 
 
 def test_package_installs_from_the_offline_repository(lab: LabHandle) -> None:

@@ -40,6 +40,17 @@ def test_drive_sizes() -> None:
     assert drives.size_bytes("3.84TB") == int(3.84 * (1 << 40))
 
 
+def test_a_labs_drives_share_one_read_budget_each_at_most_a_drives_rate() -> None:
+    """Few drives read at a drive's rate; many share the lab's budget, so fio on all at once stays far
+    from what the CPUs copy (docs/lab.md: lab.yaml's 4 drives, ra-leafspine's 96)."""
+    assert drives.shaping(4) == (250_000_000, 10_000)
+    assert drives.shaping(96) == (20_833_333, 416)
+    assert drives.shaping(0) == (250_000_000, 10_000)
+    for count in (1, 8, 9, 48, 96, 400):
+        rate, iops = drives.shaping(count)
+        assert rate * count <= drives.LAB_READ_BYTES_PER_S and iops * count <= drives.LAB_READ_IOPS, count
+
+
 def test_lab_rate_scale() -> None:
     assert lab_rate_mbit(100, 1000) == 1000
     assert lab_rate_mbit(200, 1000) == 2000

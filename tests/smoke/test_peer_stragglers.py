@@ -157,7 +157,7 @@ def test_the_html_report_draws_the_heat_map_and_the_trends(tmp_path: Path) -> No
 
 
 def test_a_kind_noisier_than_the_floor_is_held_to_the_site_s_noise() -> None:
-    """acceptance.noise: the lab's drives (noise.storage 0.4) differ by a third host to host; links keep the floor."""
+    """acceptance.noise: a site whose drives differ by a third (noise.storage 0.4); links keep the floor."""
     results = planted(recorded_results(), "link.read.smdgx02:data0", 0.85)
     noisy = {r.check: r for r in straggler_results(results, {"link": 0.03, "storage": 0.4})}
     assert noisy["peers/link.read/smdgx02:data0"].status is Status.FAIL  # 3% is below the 7% floor: the floor holds

@@ -29,6 +29,8 @@ LAB_READ_IOPS = 40_000  # their random reads, 4 KiB each
 DRIVE_READ_BYTES_PER_S = 250_000_000  # one drive's at most (a lab of few drives)
 DRIVE_READ_IOPS = 10_000
 BLKIO = Path("/sys/fs/cgroup/blkio")  # the cgroup v1 block throttle (the lab machine's hybrid hierarchy)
+UNSHAPED = (f"drives are not shaped (no cgroup v1 block throttle at {BLKIO}): they read as fast as the CPUs copy, "
+            "and smoke's storage figures are the CPUs'")
 _UNITS = {"K": 1024, "M": 1024**2, "G": 1024**3, "T": 1024**4}
 
 
@@ -44,16 +46,19 @@ def drive_file(site_dir: Path, host: str, path: str) -> Path:
     return site_dir / "drives" / f"{host}-{Path(path).name}{names.DRIVE_SUFFIX}"
 
 
-def attach(backing: Path, size: int) -> str:
-    """Create the sparse file (if new) and a loop device on it; returns ``/dev/loopN``."""
+def attach(backing: Path, size: int, drive_count: int) -> str:
+    """Create the sparse file (if new) and a loop device on it, its reads shaped as one of the lab's
+    ``drive_count`` drives where the kernel can (``shaping``); returns ``/dev/loopN``."""
     backing.parent.mkdir(parents=True, exist_ok=True)
-    existing = loops_by_file().get(str(backing))
-    if existing:
-        return existing
-    with open(backing, "ab") as handle:
-        if handle.tell() < size:
-            handle.truncate(size)
-    return run(["losetup", "--find", "--show", str(backing)]).stdout.strip()
+    device = loops_by_file().get(str(backing))
+    if device is None:
+        with open(backing, "ab") as handle:
+            if handle.tell() < size:
+                handle.truncate(size)
+        device = run(["losetup", "--find", "--show", str(backing)]).stdout.strip()
+    if can_shape():
+        shape(device, *shaping(drive_count))
+    return device
 
 
 def can_shape() -> bool:

@@ -286,17 +286,14 @@ def _step_cables(b: _Build) -> None:
 
 def _step_drives(b: _Build) -> None:
     assert b.state is not None
+    count = sum(len(host.drives) for host in b.cluster.hosts)  # the lab's drives share one read budget
     for host in b.cluster.hosts:
         for drive in host.drives:
             backing = drives.drive_file(b.directory, host.name, drive.path)
-            device = drives.attach(backing, drives.size_bytes(drive.size))
-            b.state.hosts[host.name].drives[drive.path] = device
+            b.state.hosts[host.name].drives[drive.path] = drives.attach(backing, drives.size_bytes(drive.size), count)
             save_state(b.state)
-            if drives.can_shape():
-                drives.shape(device, *drives.shaping(sum(len(h.drives) for h in b.cluster.hosts)))
-    if not drives.can_shape() and any(host.drives for host in b.cluster.hosts):
-        b.say(f"drives are not shaped (no cgroup v1 block throttle at {drives.BLKIO}): they read as fast as "
-              "the CPUs copy, and smoke's storage figures are the CPUs'")
+    if count and not drives.can_shape():
+        b.say(drives.UNSHAPED)
 
 
 def _step_boot(b: _Build) -> None:

@@ -90,6 +90,9 @@ def smoke(
     RDMA perftest where hosts have RDMA; the inventory's user benchmark; NCCL all-reduce bus
     bandwidth per node and per step against the GPUs' NVLink and the data NICs, a slow step's node
     named by pairwise runs (acceptance.smoke.nccl; skipped without GPUs where none are required).
+    Where the inventory declares Slurm (scheduler:), iperf3 and fio run as job steps (srun) of a job that holds
+    the measured nodes; a node Slurm would not give (drained, down) is measured over SSH, and the report
+    says which launcher ran which hosts.
     Holds the site's deploy lock while it measures; changes nothing on hosts or switches. Each run is kept under
     `.racfg/runs/TIME-smoke/` with its plots. A clean full run (no --skip, no --hosts) can be kept as the
     site's performance baseline, every figure with its readings and conditions: --accept, or later

@@ -13,6 +13,7 @@ slurmctld that does not answer, is "could not run" (exit 3) naming the controlle
 
 from __future__ import annotations
 
+import re
 import shlex
 import subprocess
 from collections.abc import Callable, Sequence
@@ -28,6 +29,8 @@ from racfg.ssh.host_sessions import HostSession, SshEndpoint
 from racfg.ssh.known_hosts import KnownHosts
 
 COMMAND_TIMEOUT = 30.0
+ALLOCATE_WAIT_S = 10  # salloc --immediate: nodes Slurm cannot give now are refused, never queued for
+GRANTED = re.compile(r"Granted job allocation (\d+)")
 Runner = Callable[[Sequence[str]], Completed]
 
 
@@ -79,13 +82,33 @@ class Slurm:
     def resume(self, node: str) -> None:
         self._scontrol("update", f"NodeName={node}", "State=RESUME")
 
+    def allocate(self, nodes: Sequence[str], partition: str, name: str) -> str:
+        """A job holding ``nodes`` of ``partition`` to itself and running nothing (``salloc --no-shell
+        --exclusive``): its steps are started from the nodes (``srun --jobid``), and no other job lands
+        on them meanwhile. Refused, not queued, when Slurm cannot give them now. Returns the job id."""
+        argv = ["salloc", "--no-shell", "--exclusive", f"--immediate={ALLOCATE_WAIT_S}", f"--partition={partition}",
+                f"--nodes={len(nodes)}", f"--nodelist={','.join(nodes)}", f"--job-name={name}"]
+        done = self._run(argv)
+        granted = GRANTED.search(done.stderr + done.stdout)
+        if done.rc != 0 or granted is None:
+            said = [line for line in (done.stderr + done.stdout).splitlines() if line.strip()]
+            raise SlurmError(f"{self.where}: {shlex.join(argv)} failed: {said[-1] if said else f'exit {done.rc}'}")
+        return granted.group(1)
+
+    def cancel(self, job: str) -> None:
+        """End job ``job`` and every step still running in it."""
+        done = self._run(["scancel", job])
+        if done.rc != 0:
+            raise SlurmError(f"{self.where}: scancel {job} failed: {done.stderr.strip() or f'exit {done.rc}'}",
+                             hint=f"end it by hand: scancel {job}")
+
 
 def controller_slurm(cluster: Cluster, overrides: ConnectionOverrides) -> Slurm:
     """The site's Slurm as ``scheduler.commands`` says; over SSH the controller is connected now (a
     controller that cannot be reached is exit 3 here, before anything was read)."""
     scheduler = cluster.inventory.scheduler
     if scheduler is None:
-        raise UsageError(f"{cluster.display}: no scheduler section: racfg gate needs one",
+        raise UsageError(f"{cluster.display}: no scheduler section: Slurm is not declared",
                          hint="declare scheduler: {type: slurm, controller, partitions} (docs/gate.md)")
     controller = scheduler.controller
     where = f"slurmctld on {controller.name} ({controller.address})"

@@ -28,6 +28,7 @@ from racfg.paths import state_dir
 from racfg.policy.budget import bandwidth_budget
 from racfg.results import Report
 from racfg.smoke.counter_verdicts import counter_results
+from racfg.smoke.launch import launched
 from racfg.smoke.measurement_error import MeasurementError
 from racfg.smoke.peer_stragglers import peer_heatmap, straggler_results
 from racfg.smoke.phase_table import PHASES, count_steps, measure_phases
@@ -64,7 +65,8 @@ def run_smoke(cluster: Cluster, overrides: ConnectionOverrides, options: SmokeOp
     started = time.monotonic()
     with _measuring_lock(cluster, overrides):
         hosts = [h for h in cluster.hosts if h.name in {*plan.client_hosts, *plan.storage_hosts}]
-        with Fleet(hosts, overrides) as fleet:
+        with Fleet(hosts, overrides) as fleet, launched(cluster, overrides, [h.name for h in hosts]) as launch:
+            fleet.launch = launch
             plan = _nic_rates(plan, fleet)
             switches = SwitchCounters(cluster, overrides, {link.switch for link in [*plan.clients, *plan.storage]})
             switches.open()
@@ -86,11 +88,12 @@ def run_smoke(cluster: Cluster, overrides: ConnectionOverrides, options: SmokeOp
     report.elapsed = time.monotonic() - started
     report.meta = _meta(cluster, plan)
     report.meta["remeasure"] = options.remeasure
+    report.meta["launch"] = launch.as_dict()
     # a full run? (a baseline's)
     report.meta["options"] = {"skip": sorted(options.skip), "hosts": options.hosts, "brief": options.brief}
     report.meta["peer_heatmap"] = peer_heatmap(run.results)
     report.meta["trends"] = site_trends(state_dir() / "runs", cluster.name, run.results)
-    report.notes = [*plan.notes, *remeasure_notes(run.results)]
+    report.notes = [*plan.notes, launch.describe(), *remeasure_notes(run.results)]
     return report
 
 

@@ -100,8 +100,8 @@ def run_load(fleet: Fleet, flows: Sequence[Flow], direction: str, duration_s: in
     try:
         ports: dict[str, set[int]] = defaultdict(set)
         for flow in flows:
-            servers.append(fleet[flow.server.host].start(
-                ["iperf3", "-s", "-1", "-p", str(flow.port), "-B", flow.server.ip], bound))
+            servers.append(fleet.start(flow.server.host,
+                                       ["iperf3", "-s", "-1", "-p", str(flow.port), "-B", flow.server.ip], bound))
             ports[flow.server.host].add(flow.port)
         for proc in servers:
             proc.started()
@@ -111,7 +111,7 @@ def run_load(fleet: Fleet, flows: Sequence[Flow], direction: str, duration_s: in
                     "-O", str(omit_s), "-J", "--connect-timeout", "3000"]
             if direction == "read":
                 argv.append("-R")
-            clients.append((flow, fleet[flow.client.host].start(argv, bound, held=True)))
+            clients.append((flow, fleet.start(flow.client.host, argv, bound, held=True)))
         window = Window.for_load(duration_s, omit_s)
         if window is not None:
             readers = Readers(fleet, receivers(flows, direction), window, bound)

@@ -228,7 +228,7 @@ def run_fio(fleet: Fleet, targets: Sequence[FioTarget], runtime_s: int) -> list[
     procs: list[tuple[FioTarget, RemoteProcess]] = []
     try:
         for target in targets:
-            procs.append((target, fleet[target.host].start(fio_argv(target.filenames, runtime_s), bound)))
+            procs.append((target, fleet.start(target.host, fio_argv(target.filenames, runtime_s), bound)))
         for _, proc in procs:
             proc.started()
         runs = []

@@ -1,0 +1,112 @@
+"""How smoke starts the processes of its multi-node steps: as Slurm job steps, or over SSH.
+
+Where the inventory declares a scheduler, the TCP loads' iperf3 and the storage phase's fio run as
+job steps of one job per partition that holds the measured nodes to itself for the run (``salloc
+--no-shell --exclusive``, job name ``racfg-smoke``): each process is ``srun --jobid=J --overlap
+--nodelist=HOST`` started on its host through racfg's SSH session, so its output, time bound and
+stop are smoke's as over SSH, while Slurm places and accounts for it and lets no other job land on
+the node under a measurement. The job is cancelled when the run ends, whatever ends it.
+
+A node Slurm cannot give (drained, down, in no partition, or refused by ``salloc``) is still measured,
+over SSH, and the run says why: an operator measures a drained node to see it repaired before
+resuming it. A site with no scheduler, or a controller that cannot be reached, is measured over SSH
+and says so. NCCL keeps its own launcher (acceptance.nccl_tests.launcher: mpirun or srun).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+from racfg.connection import ConnectionOverrides
+from racfg.errors import CannotRunError
+from racfg.hostfacts.scontrol import SlurmNode
+from racfg.inventory import Cluster
+from racfg.scheduler.slurm_client import controller_slurm
+
+JOB_NAME = "racfg-smoke"
+
+
+@dataclass(frozen=True)
+class Launch:
+    """Per host, the job its processes run in as job steps, or why they go over SSH."""
+
+    jobs: Mapping[str, str] = field(default_factory=dict)  # host -> Slurm job id
+    ssh: Mapping[str, str] = field(default_factory=dict)  # host -> why it is reached over SSH
+
+    def argv(self, host: str, argv: Sequence[str]) -> list[str]:
+        job = self.jobs.get(host)
+        if job is None:
+            return list(argv)
+        return ["srun", f"--jobid={job}", "--overlap", "--nodes=1", "--ntasks=1", f"--nodelist={host}", "--quiet",
+                "--", *argv]
+
+    def describe(self) -> str:
+        """One line for the report: which launcher ran which hosts' steps, and why any went over SSH."""
+        parts = []
+        by_job: dict[str, list[str]] = {}
+        for host, job in self.jobs.items():
+            by_job.setdefault(job, []).append(host)
+        if by_job:
+            parts.append("Slurm job steps (srun) in " + "; ".join(f"job {job} ({', '.join(hosts)})"
+                                                             for job, hosts in by_job.items()))
+        reasons: dict[str, list[str]] = {}
+        for host, why in self.ssh.items():
+            reasons.setdefault(why, []).append(host)
+        parts += [f"SSH on {', '.join(hosts)}: {why}" for why, hosts in reasons.items()]
+        return "launcher of the TCP and storage steps: " + ("; ".join(parts) or "none (no host measured)")
+
+    def as_dict(self) -> dict:
+        return {"launcher": "slurm" if self.jobs else "ssh", "jobs": dict(self.jobs), "ssh": dict(self.ssh)}
+
+
+def allocations(hosts: Sequence[str], nodes: Mapping[str, SlurmNode]) -> tuple[dict[str, list[str]], dict[str, str]]:
+    """(partition -> the hosts to allocate in it, host -> why it goes over SSH): a node Slurm would not
+    give a job now is measured over SSH. A node in several partitions goes in its first."""
+    groups: dict[str, list[str]] = {}
+    ssh: dict[str, str] = {}
+    for host in hosts:
+        node = nodes.get(host)
+        if node is None:
+            ssh[host] = "not a node of the site's Slurm"
+        elif node.drained or node.down:
+            ssh[host] = f"{node.state_text} in Slurm" + (f" ({node.reason})" if node.reason else "")
+        elif not node.partitions:
+            ssh[host] = "in no Slurm partition"
+        else:
+            groups.setdefault(node.partitions[0], []).append(host)
+    return groups, ssh
+
+
+@contextmanager
+def launched(cluster: Cluster, overrides: ConnectionOverrides, hosts: Sequence[str]) -> Iterator[Launch]:
+    """The run's launch: its jobs allocated on entry and cancelled on exit (the steps end with them)."""
+    if cluster.inventory.scheduler is None:
+        yield Launch(ssh=dict.fromkeys(hosts, "the site declares no scheduler"))
+        return
+    try:
+        slurm = controller_slurm(cluster, overrides)
+    except CannotRunError as exc:
+        yield Launch(ssh=dict.fromkeys(hosts, f"Slurm not reached ({exc.message})"))
+        return
+    with slurm:
+        try:
+            groups, ssh = allocations(hosts, slurm.nodes())
+        except CannotRunError as exc:
+            groups, ssh = {}, dict.fromkeys(hosts, f"Slurm not read ({exc.message})")
+        jobs: dict[str, str] = {}
+        for partition, members in groups.items():
+            try:
+                job = slurm.allocate(members, partition, JOB_NAME)
+            except CannotRunError as exc:
+                ssh.update(dict.fromkeys(members, f"not allocated ({exc.message})"))
+                continue
+            jobs.update(dict.fromkeys(members, job))
+        try:
+            yield Launch(jobs, ssh)
+        finally:
+            for job in sorted(set(jobs.values())):
+                with contextlib.suppress(CannotRunError):
+                    slurm.cancel(job)

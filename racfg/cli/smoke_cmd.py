@@ -82,21 +82,18 @@ def smoke(
 ) -> None:
     """Measure whether the cluster is fit for a benchmark campaign, on one screen.
 
-    Every dgx data link with iperf3 in both directions (storage hosts send for reads), against
-    its line rate and the TCP ceiling at its MTU; scaling from 1 to N clients at once, judged
-    linear when every E(n) = T(n)/(n T(1)) meets acceptance.scaling_efficiency, else the knee
-    and the bottleneck (storage links, a slow client, a client's CPU) with its utilisation;
-    outliers below 93% of the best link; switch port drops and errors; fio reads (read-only);
-    RDMA perftest where hosts have RDMA; the inventory's user benchmark; NCCL all-reduce bus
-    bandwidth per node and per step against the GPUs' NVLink and the data NICs, a slow step's node
-    named by pairwise runs (acceptance.smoke.nccl; skipped without GPUs where none are required).
-    Where the inventory declares Slurm (scheduler:), iperf3 and fio run as job steps (srun) of a job that holds
-    the measured nodes; a node Slurm would not give (drained, down) is measured over SSH, and the report
-    says which launcher ran which hosts.
-    Holds the site's deploy lock while it measures; changes nothing on hosts or switches. Each run is kept under
-    `.racfg/runs/TIME-smoke/` with its plots. A clean full run (no --skip, no --hosts) can be kept as the
-    site's performance baseline, every figure with its readings and conditions: --accept, or later
-    --accept-run RUN without measuring again.
+    Every dgx data link with iperf3 in both directions (storage hosts send for reads), against its line
+    rate and the TCP ceiling at its MTU; scaling from 1 to N clients at once, judged linear when every
+    E(n) = T(n)/(n T(1)) meets acceptance.scaling_efficiency, else the knee and the bottleneck (storage
+    links, a slow client, a client's CPU) with its utilisation; outliers below 93% of the best link;
+    switch port drops and errors; fio reads (read-only); RDMA perftest where hosts have RDMA; the
+    inventory's user benchmark; NCCL all-reduce bus bandwidth per node and per step against the GPUs'
+    NVLink and the data NICs, a slow step's node named by pairwise runs (acceptance.smoke.nccl; skipped
+    without GPUs where none are required). Where the inventory declares Slurm, iperf3 and fio run as job
+    steps (srun) in a job holding the measured nodes; a node Slurm would not give is measured over SSH.
+    Holds the site's deploy lock while it measures; changes nothing on hosts or switches. Each run is kept
+    under `.racfg/runs/TIME-smoke/` with its plots. A clean full run (no --skip, no --hosts) can be kept as
+    the site's performance baseline: --accept, or later --accept-run RUN without measuring again.
     """
     opts.writable_dir("smoke", "--output", output)
     if compare is not None:

@@ -1,7 +1,7 @@
 """The site's Slurm, as ``racfg gate`` uses it: read its nodes, drain a node whose problem racfg
 named (with that problem in the reason), resume a node racfg drained once its problem is gone.
 
-``slurm_client`` runs ``scontrol`` on the controller over racfg's SSH (or where racfg runs);
+Slurm is asked through racfg.slurm.client (scontrol on the controller over racfg's SSH);
 ``node_health`` turns a drift run's findings into each node's problems, switch problems onto the
 hosts cabled behind them; ``drain_reason`` is racfg's reason text (the prefix that tells racfg's
 drains from anyone else's); ``breaker`` caps how much of a partition one run may take out;

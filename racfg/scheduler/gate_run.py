@@ -21,7 +21,7 @@ from racfg.inventory import Cluster
 from racfg.inventory.partitions import partition_hosts
 from racfg.scheduler.gate_plan import Action, GatePlan, plan_gate
 from racfg.scheduler.node_health import site_health
-from racfg.scheduler.slurm_client import SlurmError, controller_slurm
+from racfg.slurm.client import SlurmError, controller_slurm
 
 
 @dataclass

@@ -24,7 +24,7 @@ from racfg.connection import ConnectionOverrides
 from racfg.errors import CannotRunError
 from racfg.hostfacts.scontrol import SlurmNode
 from racfg.inventory import Cluster
-from racfg.scheduler.slurm_client import controller_slurm
+from racfg.slurm.client import controller_slurm
 
 JOB_NAME = "racfg-smoke"
 

@@ -41,10 +41,10 @@ PLACES: dict[tuple[str, str, str], tuple[str, dict[str, str]]] = {
     ("racfg/ssh/host_sessions.py", "HostSession.kill", "script"): (
         "the process groups to stop", {"p": "a process group id: an integer read from the remote shell ($$)",
                                         "KILL_GRACE": "a constant number"}),
-    ("racfg/scheduler/slurm_client.py", "controller_slurm", "shlex.join(argv)"): (
+    ("racfg/slurm/client.py", "controller_slurm", "shlex.join(argv)"): (
         "scontrol's argv on the Slurm controller: node names (inventory host names) and racfg's drain reason "
         "(problem ids and fixes, cut to racfg.scheduler.drain_reason's character set), joined with shlex.join", {}),
-    ("racfg/scheduler/slurm_client.py", "over_ssh", "shlex.join(argv)"): (
+    ("racfg/slurm/client.py", "over_ssh", "shlex.join(argv)"): (
         "the same argv, as the nested function that runs it names it", {}),
     ("racfg/smoke/smoke_run.py", "_nic_rates", "f'cat {speed} 2>/dev/null'"): (
         "a data NIC's name (hosts[].nics[].name)", {}),

@@ -45,8 +45,12 @@ check() {  # one version: its ansible-facing unit tests, then its lab round
   local name=$1 venv=.venv-ansible$1 subnet
   read -r _ _ subnet <<< "${VERSIONS[$name]}"
   echo "ansible-versions: $($venv/bin/ansible --version | head -1), $($venv/bin/python --version)"
-  $venv/bin/pytest -q -p no:cacheprovider -n 2 -m "ansible and not lab" tests
-  RACFG_VERSIONS_SUBNET=$subnet $venv/bin/pytest -q -p no:cacheprovider tests/deploy/test_ansible_versions_lab.py
+  # a temporary directory of each run's own: pytest's numbered ones under /tmp are pruned by whichever
+  # session starts next, and the other version's would delete this one's while its tests use them
+  local temp=${TMPDIR:-/tmp}/racfg-ansible$name
+  $venv/bin/pytest -q -p no:cacheprovider --basetemp="$temp/unit" -n 2 -m "ansible and not lab" tests
+  RACFG_VERSIONS_SUBNET=$subnet $venv/bin/pytest -q -p no:cacheprovider --basetemp="$temp/lab" \
+    tests/deploy/test_ansible_versions_lab.py
 }
 
 declare -A pids=()

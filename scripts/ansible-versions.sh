@@ -48,6 +48,7 @@ check() {  # one version: its ansible-facing unit tests, then its lab round
   # a temporary directory of each run's own: pytest's numbered ones under /tmp are pruned by whichever
   # session starts next, and the other version's would delete this one's while its tests use them
   local temp=${TMPDIR:-/tmp}/racfg-ansible$name
+  mkdir -p "$temp"
   $venv/bin/pytest -q -p no:cacheprovider --basetemp="$temp/unit" -n 2 -m "ansible and not lab" tests
   RACFG_VERSIONS_SUBNET=$subnet $venv/bin/pytest -q -p no:cacheprovider --basetemp="$temp/lab" \
     tests/deploy/test_ansible_versions_lab.py

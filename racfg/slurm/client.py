@@ -64,14 +64,18 @@ class Slurm:
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
         self._close()
 
-    def _scontrol(self, *args: str) -> str:
-        argv = ["scontrol", *args]
+    def _checked(self, argv: Sequence[str], hint: str) -> Completed:
+        """``argv`` run where Slurm is asked; its failure a SlurmError with the last line it said."""
         done = self._run(argv)
         if done.rc != 0:
-            why = done.stderr.strip().splitlines()[-1] if done.stderr.strip() else f"exit status {done.rc}"
-            raise SlurmError(f"{self.where}: {shlex.join(argv)} failed: {why}",
-                             hint="is slurmctld running and reachable from there? (systemctl status slurmctld)")
-        return done.stdout
+            said = [line for line in (done.stderr if done.stderr.strip() else done.stdout).splitlines() if line.strip()]
+            why = said[-1] if said else f"exit status {done.rc}"
+            raise SlurmError(f"{self.where}: {shlex.join(argv)} failed: {why}", hint=hint)
+        return done
+
+    def _scontrol(self, *args: str) -> str:
+        return self._checked(["scontrol", *args], hint="is slurmctld running and reachable from there? "
+                                                       "(systemctl status slurmctld)").stdout
 
     def nodes(self) -> dict[str, SlurmNode]:
         return {n.name: n for n in parse_scontrol_nodes(self._scontrol("show", "node", "-o"))}
@@ -88,20 +92,15 @@ class Slurm:
         on them meanwhile. Refused, not queued, when Slurm cannot give them now. Returns the job id."""
         argv = ["salloc", "--no-shell", "--exclusive", f"--immediate={ALLOCATE_WAIT_S}", f"--partition={partition}",
                 f"--nodes={len(nodes)}", f"--nodelist={','.join(nodes)}", f"--job-name={name}"]
-        done = self._run(argv)
+        done = self._checked(argv, hint="is the partition up and are the nodes idle? (sinfo --Node)")
         granted = GRANTED.search(done.stderr + done.stdout)
-        if done.rc != 0 or granted is None:
-            said = [line for line in (done.stderr + done.stdout).splitlines() if line.strip()]
-            raise SlurmError(f"{self.where}: {shlex.join(argv)} failed: {said[-1] if said else f'exit {done.rc}'}")
+        if granted is None:
+            raise SlurmError(f"{self.where}: {shlex.join(argv)} did not say which job it granted")
         return granted.group(1)
 
     def cancel(self, job: str) -> None:
         """End job ``job`` and every step still running in it."""
-        done = self._run(["scancel", job])
-        if done.rc != 0:
-            raise SlurmError(f"{self.where}: scancel {job} failed: {done.stderr.strip() or f'exit {done.rc}'}",
-                             hint=f"end it by hand: scancel {job}")
-
+        self._checked(["scancel", job], hint=f"end it by hand: scancel {job}")
 
 def controller_slurm(cluster: Cluster, overrides: ConnectionOverrides) -> Slurm:
     """The site's Slurm as ``scheduler.commands`` says; over SSH the controller is connected now (a

@@ -45,21 +45,22 @@ class Launch:
 
     def describe(self) -> str:
         """One line for the report: which launcher ran which hosts' steps, and why any went over SSH."""
-        parts = []
-        by_job: dict[str, list[str]] = {}
-        for host, job in self.jobs.items():
-            by_job.setdefault(job, []).append(host)
-        if by_job:
-            parts.append("Slurm job steps (srun) in " + "; ".join(f"job {job} ({', '.join(hosts)})"
-                                                             for job, hosts in by_job.items()))
-        reasons: dict[str, list[str]] = {}
-        for host, why in self.ssh.items():
-            reasons.setdefault(why, []).append(host)
-        parts += [f"SSH on {', '.join(hosts)}: {why}" for why, hosts in reasons.items()]
+        by_job = _hosts_by(self.jobs)
+        parts = ["Slurm job steps (srun) in " + "; ".join(f"job {job} ({', '.join(hosts)})"
+                                                        for job, hosts in by_job.items())] if by_job else []
+        parts += [f"SSH on {', '.join(hosts)}: {why}" for why, hosts in _hosts_by(self.ssh).items()]
         return "launcher of the TCP and storage steps: " + ("; ".join(parts) or "none (no host measured)")
 
     def as_dict(self) -> dict:
         return {"launcher": "slurm" if self.jobs else "ssh", "jobs": dict(self.jobs), "ssh": dict(self.ssh)}
+
+
+def _hosts_by(values: Mapping[str, str]) -> dict[str, list[str]]:
+    """host -> value turned into value -> its hosts, in the hosts' order."""
+    out: dict[str, list[str]] = {}
+    for host, value in values.items():
+        out.setdefault(value, []).append(host)
+    return out
 
 
 def allocations(hosts: Sequence[str], nodes: Mapping[str, SlurmNode]) -> tuple[dict[str, list[str]], dict[str, str]]:

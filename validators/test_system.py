@@ -1,4 +1,5 @@
-"""Every host: reachable over SSH, its name, OS release and kernel (against pins when given)."""
+"""Every host: reachable over SSH (or read in a Slurm job step), its name, OS release and kernel
+(against pins when given)."""
 
 from __future__ import annotations
 
@@ -31,7 +32,8 @@ def _os_release(text: str) -> dict[str, str]:
 
 
 def test_reachable(node, probe, verdict):
-    verdict.expect("reachable over SSH", "reachable over SSH", message=f"probed in {probe.seconds:.1f} s")
+    how = "reachable over SSH" if probe.via == "over SSH" else f"read {probe.via}"  # validate --read-via slurm
+    verdict.expect(how, how, message=f"probed {probe.via} in {probe.seconds:.1f} s")
 
 
 def test_hostname(node, probe, verdict):

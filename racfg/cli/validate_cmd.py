@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from enum import StrEnum
 from pathlib import Path
 
 import typer
@@ -16,6 +17,13 @@ from racfg.console import is_tty
 from racfg.validate import CATEGORIES
 
 CATEGORY_HELP = "Only these categories: " + ", ".join(CATEGORIES) + "; repeatable."
+
+
+class ReadVia(StrEnum):
+    ssh = "ssh"
+    slurm = "slurm"
+
+
 VALIDATE_EXIT = ("Exit codes: 0 every check passed or was skipped with its reason; 1 a check failed; "
                  "2 bad command line or invalid inventory; 3 some checks could not run (unreachable "
                  "host or switch) and none failed.")
@@ -36,6 +44,11 @@ def validate(
                                     help="List each skipped check (by default skips are one line per reason)."),
     deep: bool = typer.Option(False, "--deep", envvar="RACFG_DEEP",
                               help="GPU servers: DCGM's level-2 diagnostic (minutes) instead of level 1 (seconds)."),
+    read_via: ReadVia = typer.Option(ReadVia.ssh, "--read-via", envvar="RACFG_READ_VIA", case_sensitive=False,
+                                     help="How hosts are read: `ssh` (one session per host) or `slurm` (one job "
+                                          "step per partition, through the site's scheduler: for sites of "
+                                          "hundreds of nodes; a node Slurm cannot run a job on is read over SSH, "
+                                          "and the report says why)."),
 ) -> None:
     """Check that every host, NIC, cable and switch port is what the inventory says.
 
@@ -59,7 +72,8 @@ def validate(
         if live:
             typer.echo(f"  {status:8} {target}", err=True)
 
-    report, record = run_validate(cluster, ValidateOptions(limit, list(check or []), list(category or []), deep),
+    report, record = run_validate(cluster, ValidateOptions(limit, list(check or []), list(category or []), deep,
+                                                           read_via.value),
                                   overrides,
                                   on_progress=progress)
     raise typer.Exit(emit(report, fmt, output, record.path, verbose, show_skips))

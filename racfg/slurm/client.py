@@ -24,30 +24,33 @@ from racfg.connection import ConnectionOverrides
 from racfg.errors import CannotRunError, UsageError
 from racfg.hostfacts.scontrol import SlurmNode, parse_scontrol_nodes
 from racfg.inventory import Cluster
-from racfg.ssh.channels import Completed
+from racfg.ssh.channels import ChannelError, Completed
 from racfg.ssh.host_sessions import HostSession, SshEndpoint
 from racfg.ssh.known_hosts import KnownHosts
 
 COMMAND_TIMEOUT = 30.0
+KEEPALIVE_S = 15
 ALLOCATE_WAIT_S = 10  # salloc --immediate: nodes Slurm cannot give now are refused, never queued for
 GRANTED = re.compile(r"Granted job allocation (\d+)")
-Runner = Callable[[Sequence[str]], Completed]
+STEP_JOB = "racfg-read"
+# argv, what its input is (None: nothing), how long it may take
+Runner = Callable[[Sequence[str], bytes | None, float], Completed]
 
 
 class SlurmError(CannotRunError):
     """Slurm could not be asked or did not do what it was asked."""
 
 
-def local_runner(argv: Sequence[str]) -> Completed:
+def local_runner(argv: Sequence[str], data: bytes | None, timeout: float) -> Completed:
     try:
-        done = subprocess.run(list(argv), capture_output=True, text=True, timeout=COMMAND_TIMEOUT, check=False)
+        done = subprocess.run(list(argv), input=data, capture_output=True, timeout=timeout, check=False)
     except FileNotFoundError:
         raise SlurmError(f"{argv[0]} is not installed where racfg runs (scheduler.commands: local)",
                          hint="install the Slurm client and its MUNGE key here, or use scheduler.commands: ssh",
                          ) from None
     except subprocess.TimeoutExpired:
-        raise SlurmError(f"{shlex.join(argv)} did not end in {COMMAND_TIMEOUT:.0f} s") from None
-    return Completed(done.returncode, done.stdout, done.stderr)
+        raise SlurmError(f"{shlex.join(argv)} did not end in {timeout:.0f} s") from None
+    return Completed(done.returncode, done.stdout.decode(errors="replace"), done.stderr.decode(errors="replace"))
 
 
 class Slurm:
@@ -64,9 +67,10 @@ class Slurm:
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
         self._close()
 
-    def _checked(self, argv: Sequence[str], hint: str) -> Completed:
+    def _checked(self, argv: Sequence[str], hint: str, data: bytes | None = None,
+                 timeout: float = COMMAND_TIMEOUT) -> Completed:
         """``argv`` run where Slurm is asked; its failure a SlurmError with the last line it said."""
-        done = self._run(argv)
+        done = self._run(argv, data, timeout)
         if done.rc != 0:
             said = [line for line in (done.stderr if done.stderr.strip() else done.stdout).splitlines() if line.strip()]
             why = said[-1] if said else f"exit status {done.rc}"
@@ -98,6 +102,17 @@ class Slurm:
             raise SlurmError(f"{self.where}: {shlex.join(argv)} did not say which job it granted")
         return granted.group(1)
 
+    def step(self, nodes: Sequence[str], partition: str, command: Sequence[str], data: bytes,
+             timeout: float) -> Completed:
+        """``command`` once on each of ``nodes`` as one job step of a job of its own (``srun`` without a
+        job: it allocates, runs and releases), ``data`` its input on every node (``--input=all``), each
+        line it prints prefixed by its task number (``--label``; racfg.slurm.node_step reads them).
+        Not exclusive, and refused, not queued, when Slurm cannot start it now."""
+        argv = ["srun", f"--partition={partition}", f"--nodes={len(nodes)}", f"--ntasks={len(nodes)}",
+                "--ntasks-per-node=1", f"--nodelist={','.join(nodes)}", f"--immediate={ALLOCATE_WAIT_S}",
+                f"--job-name={STEP_JOB}", "--input=all", "--label", "--quiet", "--", *command]
+        return self._checked(argv, hint="are the nodes idle in Slurm? (sinfo --Node)", data=data, timeout=timeout)
+
     def cancel(self, job: str) -> None:
         """End job ``job`` and every step still running in it."""
         self._checked(["scancel", job], hint=f"end it by hand: scancel {job}")
@@ -122,7 +137,15 @@ def controller_slurm(cluster: Cluster, overrides: ConnectionOverrides) -> Slurm:
     except CannotRunError as exc:
         raise SlurmError(f"{where}: cannot be reached: {exc.message}", hint=exc.hint) from None
 
-    def over_ssh(argv: Sequence[str]) -> Completed:
-        return session.run(shlex.join(argv), timeout=COMMAND_TIMEOUT)
+    def over_ssh(argv: Sequence[str], data: bytes | None, timeout: float) -> Completed:
+        if data is None:
+            return session.run(shlex.join(argv), timeout=timeout)
+        try:
+            stream = session.stream(shlex.join(argv), timeout, KEEPALIVE_S)
+            stream.send(data)
+            stream.end_input(0)
+            return stream.rest()
+        except ChannelError as exc:
+            raise SlurmError(f"{where}: {argv[0]} over SSH failed: {exc}") from None
 
     return Slurm(where, over_ssh, session.close)

@@ -7,10 +7,10 @@ job steps of one job per partition that holds the measured nodes to itself for t
 stop are smoke's as over SSH, while Slurm places and accounts for it and lets no other job land on
 the node under a measurement. The job is cancelled when the run ends, whatever ends it.
 
-A node Slurm cannot give (drained, down, in no partition, or refused by ``salloc``) is still measured,
-over SSH, and the run says why: an operator measures a drained node to see it repaired before
-resuming it. A site with no scheduler, or a controller that cannot be reached, is measured over SSH
-and says so. NCCL keeps its own launcher (acceptance.nccl_tests.launcher: mpirun or srun).
+A node Slurm cannot give (racfg.slurm.placement: drained, down, allocated, in no partition; or refused
+by ``salloc``) is still measured, over SSH, and the run says why. A site with no scheduler, or a
+controller that cannot be reached, is measured over SSH and says so.
+NCCL keeps its own launcher (acceptance.nccl_tests.launcher: mpirun or srun).
 """
 
 from __future__ import annotations
@@ -22,9 +22,9 @@ from dataclasses import dataclass, field
 
 from racfg.connection import ConnectionOverrides
 from racfg.errors import CannotRunError
-from racfg.hostfacts.scontrol import SlurmNode
 from racfg.inventory import Cluster
 from racfg.slurm.client import controller_slurm
+from racfg.slurm.placement import allocations, hosts_by
 
 JOB_NAME = "racfg-smoke"
 
@@ -45,40 +45,14 @@ class Launch:
 
     def describe(self) -> str:
         """One line for the report: which launcher ran which hosts' steps, and why any went over SSH."""
-        by_job = _hosts_by(self.jobs)
+        by_job = hosts_by(self.jobs)
         parts = ["Slurm job steps (srun) in " + "; ".join(f"job {job} ({', '.join(hosts)})"
                                                         for job, hosts in by_job.items())] if by_job else []
-        parts += [f"SSH on {', '.join(hosts)}: {why}" for why, hosts in _hosts_by(self.ssh).items()]
+        parts += [f"SSH on {', '.join(hosts)}: {why}" for why, hosts in hosts_by(self.ssh).items()]
         return "launcher of the TCP and storage steps: " + ("; ".join(parts) or "none (no host measured)")
 
     def as_dict(self) -> dict:
         return {"launcher": "slurm" if self.jobs else "ssh", "jobs": dict(self.jobs), "ssh": dict(self.ssh)}
-
-
-def _hosts_by(values: Mapping[str, str]) -> dict[str, list[str]]:
-    """host -> value turned into value -> its hosts, in the hosts' order."""
-    out: dict[str, list[str]] = {}
-    for host, value in values.items():
-        out.setdefault(value, []).append(host)
-    return out
-
-
-def allocations(hosts: Sequence[str], nodes: Mapping[str, SlurmNode]) -> tuple[dict[str, list[str]], dict[str, str]]:
-    """(partition -> the hosts to allocate in it, host -> why it goes over SSH): a node Slurm would not
-    give a job now is measured over SSH. A node in several partitions goes in its first."""
-    groups: dict[str, list[str]] = {}
-    ssh: dict[str, str] = {}
-    for host in hosts:
-        node = nodes.get(host)
-        if node is None:
-            ssh[host] = "not a node of the site's Slurm"
-        elif node.drained or node.down:
-            ssh[host] = f"{node.state_text} in Slurm" + (f" ({node.reason})" if node.reason else "")
-        elif not node.partitions:
-            ssh[host] = "in no Slurm partition"
-        else:
-            groups.setdefault(node.partitions[0], []).append(host)
-    return groups, ssh
 
 
 @contextmanager

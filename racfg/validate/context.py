@@ -10,11 +10,12 @@ hands it to pytest as a plugin; a hand-run session builds it from the command-li
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from racfg.connection import NO_OVERRIDES, ConnectionOverrides
 from racfg.render.unsafe import load_rendered
@@ -23,7 +24,10 @@ from racfg.ssh.known_hosts import KnownHosts
 from racfg.validate.analysis import CableEnd, CablingVerdict, cabling_verdicts
 from racfg.validate.dataplane import DataEnd, data_ends
 from racfg.validate.pathmatrix import NicPaths, Outcome, attribute
-from racfg.validate.probe import HostProbe, PingPath, ping_paths, run_probe
+from racfg.validate.probe import HostProbe, PingPath, ping_paths, probe_of, run_probe, script
+
+if TYPE_CHECKING:
+    from racfg.slurm.node_step import NodeOutputs
 
 
 class ContextPlugin:
@@ -94,6 +98,11 @@ class ValidateContext:
     # (host vars, group vars, sysctl keys) -> section -> command: what the validators declared they
     # read, set by validators/conftest.py when pytest has collected them (racfg.validate.probe).
     commands: Callable[[dict[str, Any], dict[str, Any], list[str]], dict[str, str]] | None = None
+    # host -> its probe script -> what came back (racfg.slurm.node_step.read_nodes): the hosts' reads as
+    # Slurm job steps instead of one SSH session each (``validate --read-via slurm``); None: SSH.
+    read_through: Callable[[dict[str, str]], NodeOutputs] | None = None
+    reads: NodeOutputs | None = None  # what read_through gave, for the report
+    read_seconds: float = 0.0  # the wall time of every host's read
     _probes: dict[str, HostProbe] | None = None
     _jumbo: tuple[list[PingPath], dict[tuple[str, str], NicPaths]] | None = None
     _cabling: dict[tuple[str, str], CablingVerdict] | None = None
@@ -174,19 +183,33 @@ class ValidateContext:
             return self._probes
 
     def _run_probes(self) -> dict[str, HostProbe]:
-        if self.commands is None:
+        """Every host's read: through Slurm where ``read_through`` is set (the hosts it could not read
+        and why: over SSH), else one SSH session per host."""
+        declared = self.commands
+        if declared is None:
             raise RuntimeError("no commands to probe with: the validators declare them (validators/conftest.py)")
+        start = time.monotonic()
         paths = self.ping_paths()
+        plans = {name: (declared(self.host_vars(name), self.site.group_vars, sorted(self.sysctl_expected(name))),
+                        [p for p in paths if p.src_host == name]) for name in self.host_names}
+        probes: dict[str, HostProbe] = {}
+        if self.read_through is not None:
+            self.reads = self.read_through({name: script(*plan) for name, plan in plans.items()})
+            for name, output in self.reads.outputs.items():
+                probes[name] = self._progress(probe_of(name, *plans[name], output, "read in a Slurm job step",
+                                                       time.monotonic() - start, via="in a Slurm job step"))
 
-        def one(name: str) -> HostProbe:
-            hv = self.host_vars(name)
-            commands = self.commands(hv, self.site.group_vars, sorted(self.sysctl_expected(name)))
-            probe = run_probe(self.host(name), name, commands, [p for p in paths if p.src_host == name])
-            if self.on_progress:
-                self.on_progress(name, "error" if probe.error else "probed")
-            return probe
+        def over_ssh(name: str) -> HostProbe:
+            return self._progress(run_probe(self.host(name), name, *plans[name]))
 
-        return _each(self.host_names, one, 32)
+        probes |= _each([n for n in self.host_names if n not in probes], over_ssh, 32)
+        self.read_seconds = time.monotonic() - start
+        return {name: probes[name] for name in self.host_names}
+
+    def _progress(self, probe: HostProbe) -> HostProbe:
+        if self.on_progress:
+            self.on_progress(probe.name, "error" if probe.error else "probed")
+        return probe
 
     def prefetch(self) -> None:
         """Read hosts and switches at the same time, before the first check asks for either."""

@@ -79,6 +79,7 @@ class HostProbe:
     error: str | None = None
     fix: str | None = None  # what repairs ``error`` (racfg.ssh.reach), where it is known
     seconds: float = 0.0
+    via: str = "over SSH"  # how its script reached it: "over SSH", "in a Slurm job step"
 
     def get(self, key: str) -> Section | None:
         return self.sections.get(key)
@@ -248,10 +249,17 @@ def run_probe(host: Any, name: str, commands: dict[str, str], pings: list[PingPa
         probe.error = f"cannot reach {name} over SSH: {_reason(exc)}"
         probe.seconds = time.monotonic() - start
         return probe
-    probe.sections = parse_output(result.stdout)
+    return probe_of(name, commands, pings, result.stdout, f"rc {result.rc}", time.monotonic() - start)
+
+
+def probe_of(name: str, commands: dict[str, str], pings: list[PingPath], output: str, how: str,
+             seconds: float, via: str = "over SSH") -> HostProbe:
+    """The probe a host's script output makes, however the script reached the host (``via``: over SSH,
+    or in a Slurm job step: racfg.slurm.node_step); ``how`` names the run in an incomplete output's error."""
+    probe = HostProbe(name, sections=parse_output(output), seconds=seconds, via=via)
     missing = [k for k in commands if k not in probe.sections]
     if missing:
-        probe.error = f"probe output of {name} incomplete (missing {', '.join(missing[:3])}; rc {result.rc})"
+        probe.error = f"probe output of {name} incomplete (missing {', '.join(missing[:3])}; {how})"
     ping_section = probe.sections.get("pings")
     for line in ping_section.out.splitlines() if ping_section else []:
         index, small, df, bound, route = ([*line.split(), "", "", "", "", ""])[:5]
@@ -259,7 +267,6 @@ def run_probe(host: Any, name: str, commands: dict[str, str], pings: list[PingPa
             path = pings[int(index)]
             probe.routes[path.label] = " ".join(route.replace("_", " ").replace("\\", " ").split())
             probe.pings[path.label] = ping_outcome(small, df, bound, probe.routes[path.label], pings)
-    probe.seconds = time.monotonic() - start
     return probe
 
 

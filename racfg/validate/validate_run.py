@@ -13,6 +13,7 @@ import io
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -27,12 +28,16 @@ from racfg.paths import validators_dir
 from racfg.render import write_rendered
 from racfg.results import Report, Result
 from racfg.run_record import RunRecord
+from racfg.slurm.node_step import read_nodes
 from racfg.validate import CATEGORIES
 from racfg.validate.collector import ResultCollector, check_id
 from racfg.validate.context import ContextPlugin, RenderedSite, ValidateContext
 from racfg.validate.diagnosis import diagnose, plan_cables
 from racfg.validate.fabric_checks import fabric_results
 from racfg.validate.fabric_diagnosis import plan_isls
+from racfg.validate.transport import COMMAND_TIMEOUT
+
+READ_VIA = ("ssh", "slurm")
 
 
 @dataclass
@@ -41,6 +46,7 @@ class ValidateOptions:
     checks: list[str] = field(default_factory=list)  # globs on check ids
     categories: list[str] = field(default_factory=list)
     deep: bool = False  # the GPU checks run DCGM's level-2 diagnostic (minutes) instead of level 1
+    read_via: str = "ssh"  # "slurm": every host's read as one Slurm job step per partition (issue 55)
 
 
 def select(cluster: Cluster, limit: str | None) -> tuple[list[str] | None, list[str] | None]:
@@ -112,6 +118,12 @@ def run_validate(cluster: Cluster, options: ValidateOptions, overrides: Connecti
     for category in options.categories:
         if category not in CATEGORIES:
             raise UsageError(f"--category {category}: unknown", hint="categories: " + ", ".join(CATEGORIES))
+    if options.read_via not in READ_VIA:
+        raise UsageError(f"--read-via {options.read_via}: unknown", hint="one of: " + ", ".join(READ_VIA))
+    if options.read_via == "slurm" and cluster.inventory.scheduler is None:
+        raise UsageError(f"--read-via slurm: site {cluster.name} declares no scheduler",
+                         hint="declare scheduler: {type: slurm, controller, partitions} (docs/gate.md), "
+                              "or read over SSH (the default)")
     hosts, switches = select(cluster, options.limit)
     start = time.monotonic()
     record = RunRecord.create("validate")
@@ -121,6 +133,8 @@ def run_validate(cluster: Cluster, options: ValidateOptions, overrides: Connecti
     ctx = ValidateContext(RenderedSite.load(rendered), inventory_display=cluster.display, overrides=overrides,
                           hosts_selected=hosts, switches_selected=switches, on_progress=on_progress,
                           switches_read=switches_read)
+    if options.read_via == "slurm":
+        ctx.read_through = partial(read_nodes, cluster, overrides, timeout=COMMAND_TIMEOUT)
     if options.deep:  # read by validators/test_gpu.py (its COMMANDS and checks)
         ctx.site.group_vars["racfg_validate_deep"] = True
     results = run_checks(ctx, options, on_result)
@@ -134,6 +148,10 @@ def run_validate(cluster: Cluster, options: ValidateOptions, overrides: Connecti
     report = Report("validate", cluster.name, results, elapsed=time.monotonic() - start,
                     meta=_meta(cluster, record, overrides, options), problems=problems)
     report.meta["diagnosis_seconds"] = round(time.monotonic() - checked, 4)
+    report.meta["reads"] = {**(ctx.reads.as_dict() if ctx.reads else {"via": "ssh"}),
+                            "read_seconds": round(ctx.read_seconds, 3)}
+    if ctx.reads is not None:
+        report.notes.append(ctx.reads.describe())
     if overrides.substitutions:
         report.notes += [f"{overrides.provider}: {s}" for s in overrides.substitutions]
     record.write_json("results.json", report.as_dict())

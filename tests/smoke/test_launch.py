@@ -8,7 +8,8 @@ import shlex
 from pathlib import Path
 
 from racfg.hostfacts.scontrol import parse_scontrol_nodes
-from racfg.smoke.launch import Launch, allocations
+from racfg.slurm.placement import allocations
+from racfg.smoke.launch import Launch
 
 SLURM = Path(__file__).parents[1] / "recordings" / "slurm"
 HOSTS = ["dgx01", "dgx02", "stor01", "stor02"]

@@ -46,6 +46,12 @@ PLACES: dict[tuple[str, str, str], tuple[str, dict[str, str]]] = {
         "(problem ids and fixes, cut to racfg.scheduler.drain_reason's character set), joined with shlex.join", {}),
     ("racfg/slurm/client.py", "over_ssh", "shlex.join(argv)"): (
         "the same argv, as the nested function that runs it names it", {}),
+    ("racfg/slurm/node_step.py", "run_scripts", "DISPATCH"): (
+        "a constant command (gzip -dc | sh) srun runs on each node; the script it runs comes on its input: "
+        "validate's probe scripts (quoted where they are made, racfg.validate.probe) in a case on the node's "
+        "name, each name shlex.quote'd (node_step.dispatcher)", {}),
+    ("racfg/slurm/node_step.py", "one", "DISPATCH"): (
+        "the same constant, as the nested function that runs it names it", {}),
     ("racfg/smoke/smoke_run.py", "_nic_rates", "f'cat {speed} 2>/dev/null'"): (
         "a data NIC's name (hosts[].nics[].name)", {}),
     ("racfg/smoke/phases/rdma_bandwidth.py", "rdma_device", "f'ls {devices} 2>/dev/null'"): (

@@ -217,6 +217,43 @@ def test_the_node_check_drains_its_node_when_a_data_nic_goes_down_and_resumes_it
     assert slurm_node(site, node)[1] == ""
 
 
+def verdicts(report: dict) -> dict[str, str]:
+    return {r["check"]: r["status"] for r in report["results"]}
+
+
+def test_validate_reads_hosts_as_slurm_job_steps_with_the_verdicts_of_ssh(site):
+    """Issue 55 point 5: ``validate --read-via slurm`` reads every host as one job step per partition
+    (srun on the controller, the hosts' scripts dispatched by node name), with the same verdict on
+    every check as the SSH read and nothing changed on any host; a node drained by someone else is
+    read over SSH and the report says why; no job is left behind."""
+    controller = site.lab.cluster.inventory.scheduler.controller.name
+    hosts = sorted(h.name for h in site.lab.cluster.hosts)
+    _, over_ssh = site.validate()
+    before = site.fingerprint()
+    code, report = site.validate("--read-via", "slurm")
+    reads = report["meta"]["reads"]
+    print("reads:", reads, "| over SSH:", over_ssh["meta"]["reads"])
+    assert reads["via"] == "slurm" and reads["ssh"] == {}
+    assert sorted(n for nodes in reads["steps"].values() for n in nodes) == hosts
+    assert set(reads["steps"]) == {"gpu", "storage"}
+    assert over_ssh["meta"]["reads"]["via"] == "ssh"
+    assert verdicts(report) == verdicts(over_ssh) and code == 0
+    assert any(note.startswith("host reads: Slurm job steps (srun)") for note in report["notes"])
+    assert site.fingerprint() == before
+    jobs = site.lab.exec(controller, ["squeue", "-h", "-t", "all", "-n", "racfg-read", "-o", "%T %N"], timeout=30)
+    assert jobs.stdout.split() and set(jobs.stdout.split()[::2]) == {"COMPLETED"}, jobs.stdout
+    try:
+        site.lab.exec(controller, ["scontrol", "update", "nodename=stor03", "state=drain", "reason=ops: disk swap"],
+                      timeout=30)
+        code, drained = site.validate("--read-via", "slurm")
+        assert drained["meta"]["reads"]["ssh"] == {"stor03": "IDLE+DRAIN in Slurm (ops: disk swap)"}
+        assert verdicts(drained) == verdicts(over_ssh) and code == 0
+    finally:
+        site.lab.exec(controller, ["scontrol", "update", "nodename=stor03", "state=resume"], timeout=30)
+    running = site.lab.exec(controller, ["squeue", "-h", "-n", "racfg-read"], timeout=30)
+    assert running.stdout.strip() == ""
+
+
 def test_no_secret_in_any_file_or_argv(site):
     """Issue 51: after the session's deploy and every validate so far (each record's JSON, JUnit, CSV,
     Markdown and HTML; drift's and the planted faults' runs when they ran first): no secret in any file

@@ -1,0 +1,100 @@
+"""validate's per-host read through Slurm against SSH on the 64- and 128-host pods (issue 55 point 5).
+
+Target (bench/RESULTS.md): at 128 hosts the read through Slurm (``racfg validate --read-via slurm``:
+one job step per partition) in under half the time of the read over SSH (one session per host).
+The figure compared is validate's own ``meta.reads.read_seconds``, the wall time from the first
+host's read to the last one's (scripts built, hosts read, output parsed); validate's whole time is
+printed beside it. Each pod is a copy of bench/pod64.yaml or bench/pod128.yaml with a ``scheduler:``
+section (slurmctld on one more lab machine, slurmd in every host), its data plane set as the smoke
+tests set it (addresses and MTU 9000, no deploy: both reads run the same scripts against the same
+state, so what differs is how the scripts reach the hosts). The two reads alternate, BENCH_RUNS
+times each (default 3); every run's verdicts are compared with the first SSH run's.
+Run as root:  .venv/bin/python bench/slurm_reads.py [pod64] [pod128]
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from benchlib import REPO, racfg
+
+sys.path[:0] = [str(REPO), str(REPO / "tests")]
+from labsupport import running_lab  # noqa: E402  (the tests' lab handle: up, data plane, down)
+
+from tests.smoke.labnet import configure_data_plane  # noqa: E402
+
+SCHEDULER = """
+scheduler:
+  type: slurm
+  controller: {{name: slurmctl, address: {address}}}
+  partitions:
+    - {{name: gpu, roles: [dgx]}}
+    - {{name: storage, roles: [storage]}}
+  default_partition: gpu
+"""
+PODS = {"pod64": ("bench/pod64.yaml", "198.18.66.5"), "pod128": ("bench/pod128.yaml", "198.18.96.12")}
+RUNS = int(os.environ.get("BENCH_RUNS", "3"))
+
+
+def validate(inventory: Path, env: dict[str, str], via: str) -> tuple[float, dict]:
+    seconds, out = racfg("validate", str(inventory), "--read-via", via, "--format", "json", env=env, ok=(0, 1, 3))
+    return seconds, json.loads(out)
+
+
+def verdicts(report: dict) -> dict[str, str]:
+    return {r["check"]: r["status"] for r in report["results"]}
+
+
+def bench_pod(name: str, tmp: Path) -> tuple[float, float]:
+    source, controller = PODS[name]
+    inventory = tmp / f"{name}.yaml"
+    inventory.write_text((REPO / source).read_text() + SCHEDULER.format(address=controller))
+    env = {**os.environ, "RACFG_STATE_DIR": str(tmp / f"state-{name}")}
+    reads: dict[str, list[float]] = {"ssh": [], "slurm": []}
+    with running_lab(inventory) as lab:
+        configure_data_plane(lab)
+        reference: dict[str, str] | None = None
+        for run in range(1, RUNS + 1):
+            for via in ("ssh", "slurm"):
+                seconds, report = validate(inventory, env, via)
+                meta = report["meta"]["reads"]
+                reads[via].append(meta["read_seconds"])
+                found = verdicts(report)
+                reference = found if reference is None else reference
+                differ = sorted(c for c in reference.keys() | found.keys() if reference.get(c) != found.get(c))
+                steps = {p: len(n) for p, n in meta.get("steps", {}).items()}
+                print(f"{name} run {run} {via:5}: read {meta['read_seconds']:6.2f} s, validate {seconds:6.1f} s, "
+                      f"{len(found)} checks ({report['summary']['pass']} passed), verdicts differing from the "
+                      f"first SSH run: {len(differ)} {differ[:3]}, job steps {steps or '-'}, over SSH "
+                      f"{len(meta.get('ssh', {})) if via == 'slurm' else 'all'}, load {os.getloadavg()[0]:.1f}",
+                      flush=True)
+    ssh, slurm = statistics.median(reads["ssh"]), statistics.median(reads["slurm"])
+    print(f"{name}: read over SSH median {ssh:.2f} s ({min(reads['ssh']):.2f}-{max(reads['ssh']):.2f}), through "
+          f"Slurm median {slurm:.2f} s ({min(reads['slurm']):.2f}-{max(reads['slurm']):.2f}): "
+          f"{slurm / ssh:.2f} of SSH's time", flush=True)
+    return ssh, slurm
+
+
+def main(argv: list[str]) -> int:
+    names = argv or list(PODS)
+    missed = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in names:
+            start = time.monotonic()
+            ssh, slurm = bench_pod(name, Path(tmp))
+            print(f"{name}: {time.monotonic() - start:.0f} s with lab up and down", flush=True)
+            if name == "pod128" and slurm >= ssh / 2:
+                missed.append(f"pod128: the read through Slurm {slurm:.2f} s is not under half of SSH's {ssh:.2f} s")
+    for line in missed:
+        print("MISSED", line)
+    return 1 if missed else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

@@ -16,6 +16,7 @@ from racfg.hostfacts.perftest import parse_perftest
 from racfg.inventory.model import Reference
 from racfg.results import Status
 from racfg.smoke import phase_table
+from racfg.smoke.gpu_presence import gpus_missing
 from racfg.smoke.measured import BenchmarkStep, FioRun, FioTarget
 from racfg.smoke.nccl_marks import Expectation, Isolation, PairRun
 from racfg.smoke.phases import link_saturation, nccl_allreduce, rdma_bandwidth, user_benchmark
@@ -158,6 +159,10 @@ def test_an_unrun_equivalence_group_names_its_missing_shapes() -> None:
 def test_gpus_missing_skip_on_a_lab_and_fail_where_required(missing, required, status) -> None:
     result = nccl_allreduce.gpus_result(missing, required)
     assert (result.status if result else None) is status
+    benchmark = gpus_missing(missing, required, "benchmark/resnet50/run", "benchmark", "benchmark resnet50")
+    assert (benchmark.status if benchmark else None) is status
+    if benchmark is not None:
+        assert benchmark.check == "benchmark/resnet50/run" and "nvidia-smi not found" in benchmark.message
 
 
 NCCL_RUN = parse_output(read_fixture("all_reduce_perf_1node-8x-A100-SXM4-40GB_validation0-NA_superbench.txt"))

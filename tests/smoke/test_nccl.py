@@ -12,8 +12,9 @@ from racfg.hostfacts import ParseError
 from racfg.hostfacts.nccl_tests import parse_output
 from racfg.inventory.model import NcclTests
 from racfg.results import Status
+from racfg.smoke.gpu_presence import gpu_counts
 from racfg.smoke.nccl_marks import NET_FACTOR, expected_busbw, inter_node, intra_node, isolate
-from racfg.smoke.phases.nccl_allreduce import ONE_RANK, _gpu_counts, command_line, run_result
+from racfg.smoke.phases.nccl_allreduce import ONE_RANK, command_line, run_result
 from tests.hostfacts.conftest import read_device, read_fixture
 
 # (recording, rows, avg busbw line, largest size, its out-of-place / in-place busbw, hosts)
@@ -97,7 +98,7 @@ def test_smoke_counts_the_gpus_nvidia_smi_lists():
     listed = read_device("nvidia-smi-L_1x-H100-80GB-HBM3_driver-580.159.04_h100-device.txt")
     host = SimpleNamespace(run=lambda command, timeout: SimpleNamespace(rc=0, stdout=listed))
     run = SimpleNamespace(fleet={"dgx01": host})
-    assert _gpu_counts(run, [SimpleNamespace(name="dgx01")]) == {"dgx01": 1}
+    assert gpu_counts(run, [SimpleNamespace(name="dgx01")]) == {"dgx01": 1}
 
 
 def test_zero_byte_rows_and_info_lines():

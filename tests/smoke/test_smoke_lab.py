@@ -362,7 +362,8 @@ def test_user_benchmark_with_references(lab: LabHandle, state_dir: Path, tmp_pat
         data = yaml.safe_load(INVENTORY.read_text())
         data["acceptance"]["smoke"] = {"benchmark": {
             "name": "fabric_read", "command": "python3 /root/fabric_read.py --from {storage} --seconds {duration}",
-            "launcher": "ssh", "regex": r"rate: ([0-9.]+) MB/s", "unit": "MB/s", "steps": [1, 2], "timeout_s": 60}}
+            "launcher": "ssh", "regex": r"rate: ([0-9.]+) MB/s", "unit": "MB/s", "steps": [1, 2], "timeout_s": 60,
+            "gpus": False}}  # a read of the fabric: it runs without GPUs (a GPU benchmark is skipped in the lab)
         # 250 Mbit/s = 31.25 MB/s on one client link: the reference a user would write for it
         data["acceptance"]["references"] = {"fabric_read": {1: {"value": 31.0, "lower": -0.1, "unit": "MB/s"}}}
         inventory = tmp_path / "smokelab-bench.yaml"

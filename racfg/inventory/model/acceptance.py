@@ -78,6 +78,10 @@ class UserBenchmark(Strict):
         None, description="Node counts (every GPU of a node), or shapes NODESxGPUS such as 2x4 ({gpus} in the "
         "command is then the GPUs per node); default: the smoke steps.")
     timeout_s: float = Field(600, gt=0, description="Upper bound of one step; its processes are stopped after it.")
+    gpus: bool = Field(True, description="Whether it runs on the GPU servers' GPUs (a training run). Where the "
+                       "clients list no GPU it does not run: a skip with the reason on a site that does not "
+                       "require GPUs (the lab), a failure where they are required. false: a benchmark of the "
+                       "hosts without their GPUs (a storage or network read), run wherever.")
     equivalent: list[Equivalence] = Field(
         default_factory=list, description="Groups of shapes that must give the same figure within a band: "
         "scale-out equals scale-up (1x8 = 2x4 = 4x2). Their shapes run even when steps omit them.")

@@ -26,6 +26,7 @@ from racfg.hostfacts.parse_error import ParseError
 from racfg.inventory.cluster import ClusterHost
 from racfg.inventory.model import NcclTests
 from racfg.results import Result, Status
+from racfg.smoke.gpu_presence import gpu_counts, gpus_missing
 from racfg.smoke.measurement_error import MeasurementError
 from racfg.smoke.metrics import metric, reference_bounds
 from racfg.smoke.nccl_marks import REFERENCE, Expectation, Isolation, expected_busbw, isolate
@@ -68,21 +69,6 @@ def _run(run: SmokeRun, spec: NcclTests, hosts: list[str], gpus: int) -> NcclRun
         return f"exit {done.rc}: {exc.reason} ({tail[0][:160]})"
 
 
-def _gpu_counts(run: SmokeRun, hosts: list[ClusterHost]) -> dict[str, int | str]:
-    """GPUs each host's driver lists, or why it lists none."""
-    counts: dict[str, int | str] = {}
-    for host in hosts:
-        try:
-            done = run.fleet[host.name].run("nvidia-smi -L", timeout=30)
-        except MeasurementError as exc:
-            counts[host.name] = exc.message
-            continue
-        listed = sum(1 for line in done.stdout.splitlines() if line.startswith("GPU "))
-        counts[host.name] = listed if done.rc == 0 and listed else (
-            "nvidia-smi not found" if done.rc == 127 else f"nvidia-smi -L: exit {done.rc}, no GPU listed")
-    return counts
-
-
 def _mark(run: SmokeRun, hosts: list[ClusterHost], nodes: int) -> Expectation | None:
     ref = run.plan.references.get(REFERENCE, {}).get(nodes)
     reference = (reference_bounds(ref)[0] or ref.value) if ref is not None else None
@@ -100,7 +86,7 @@ def measure(run: SmokeRun) -> None:
     """The phase: GPUs present, each node alone, each step, isolation of the first slow step, scaling."""
     cluster, plan = run.cluster, run.plan
     hosts = [h for h in cluster.hosts if h.name in plan.client_hosts]
-    counts = _gpu_counts(run, hosts)
+    counts = gpu_counts(run, hosts)
     missing = {name: why for name, why in counts.items() if isinstance(why, str)}
     gpus = gpus_result(missing, [h.name for h in hosts if h.gpus > 0 and not plan.lab])
     if gpus is not None:
@@ -172,16 +158,8 @@ FIX = "run validate's gpu checks on the hosts named (NVLink, PCIe, Xid), then th
 
 
 def gpus_result(missing: dict[str, str], required: list[str]) -> Result | None:
-    """GPUs missing on some hosts (host -> why): a skip where no host requires them (a provider's site such
-    as the lab), a failure where one does; None when every host has its GPUs."""
-    if not missing:
-        return None
-    why = "; ".join(f"{name}: {reason}" for name, reason in missing.items())
-    if not set(missing) & set(required):
-        return Result("cluster", "nccl/run", CATEGORY, Status.SKIP, f"nccl: no GPU here ({why}); "
-                      "this site does not require GPUs (a provider's site such as the lab)")
-    return Result("cluster", "nccl/run", CATEGORY, Status.FAIL, f"nccl: GPUs missing ({why})",
-                  "GPUs on every GPU server", why, fix="racfg validate --category gpu")
+    """GPUs missing on some hosts (host -> why): racfg.smoke.gpu_presence's verdict, as ``nccl/run``."""
+    return gpus_missing(missing, required, "nccl/run", CATEGORY, "nccl")
 
 
 def unconfigured() -> Result:

@@ -25,6 +25,7 @@ from racfg.errors import UsageError
 from racfg.inventory.model import Reference, UserBenchmark
 from racfg.results import Result, Status, expected_actual
 from racfg.smoke import plots
+from racfg.smoke.gpu_presence import gpu_counts, gpus_missing
 from racfg.smoke.measured import BenchmarkStep
 from racfg.smoke.measurement_error import MeasurementError
 from racfg.smoke.metrics import metric, reference_bounds, reference_margin, reference_result
@@ -192,6 +193,11 @@ def measure(run: SmokeRun) -> None:
     if plan.benchmark is None:
         return
     spec = plan.benchmark.spec
+    if spec.gpus:
+        absent = _without_gpus(run, spec.name)
+        if absent is not None:
+            run.results.append(absent)
+            return
     refs = plan.references.get(spec.name, {})
     all_steps: list[BenchmarkStep] = []
     base = None  # T(1): the one-node whole-node step's deciding figure; it comes first of the whole-node steps
@@ -228,6 +234,17 @@ def measure(run: SmokeRun) -> None:
                                   [s.n for s in good], [s.value or 0.0 for s in good], spec.unit or "figure",
                                   plan.scaling_floor, None, eff_knee, reference)
         run.attachments.append(str(path))
+
+
+def _without_gpus(run: SmokeRun, name: str) -> Result | None:
+    """The benchmark's clients without their GPUs: why it does not run (racfg.smoke.gpu_presence)."""
+    plan = run.plan.benchmark
+    nodes = [shape_of(p, plan.gpus_per_node)[0] for p in plan.steps] if plan else []
+    names = run.plan.client_hosts[:max(nodes, default=0)]
+    hosts = [h for h in run.cluster.hosts if h.name in names]
+    missing = {name: why for name, why in gpu_counts(run, hosts).items() if isinstance(why, str)}
+    required = [h.name for h in hosts if h.gpus > 0 and not run.plan.lab]
+    return gpus_missing(missing, required, f"benchmark/{name}/run", "benchmark", f"benchmark {name}")
 
 
 def _bench_step(run: SmokeRun, hosts: list[str], gpus: int, shape: str | None) -> BenchmarkStep:

@@ -8,7 +8,10 @@ printed beside it. Each pod is a copy of bench/pod64.yaml or bench/pod128.yaml w
 section (slurmctld on one more lab machine, slurmd in every host), its data plane set as the smoke
 tests set it (addresses and MTU 9000, no deploy: both reads run the same scripts against the same
 state, so what differs is how the scripts reach the hosts). The two reads alternate, BENCH_RUNS
-times each (default 3); every run's verdicts are compared with the first SSH run's.
+times each (default 3); every run's verdicts are compared with the first SSH run's. Then the
+transport alone, as often: one ``hostname`` on every host over SSH and through Slurm (what the
+reads cost beyond the hosts' own work: in the lab every host's script runs on the same two CPUs, so
+the scripts' own time does not shrink with more nodes as it does on a real site).
 Run as root:  .venv/bin/python bench/slurm_reads.py [pod64] [pod128]
 """
 
@@ -20,6 +23,7 @@ import statistics
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from benchlib import REPO, racfg
@@ -47,6 +51,38 @@ def validate(inventory: Path, env: dict[str, str], via: str) -> tuple[float, dic
     return seconds, json.loads(out)
 
 
+def transport(inventory: Path) -> tuple[float, float]:
+    """The reads' transport alone: one short script (``hostname``) on every host, over SSH (a session
+    per host, 32 at once, as validate opens them) and through Slurm (racfg.slurm.node_step, one job
+    step per partition). Seconds each; every host must answer its own name both ways."""
+    from racfg.cli.providers import overrides_for
+    from racfg.inventory import load_cluster
+    from racfg.slurm.node_step import read_nodes
+    from racfg.ssh.host_sessions import HostSession, SshEndpoint
+
+    cluster = load_cluster(inventory)
+    overrides = overrides_for(cluster)
+    names = [h.name for h in cluster.hosts]
+
+    def over_ssh(host) -> str:
+        session = HostSession(SshEndpoint.of(host, overrides))
+        try:
+            return session.run("hostname", timeout=120).stdout.strip()
+        finally:
+            session.close()
+
+    start = time.monotonic()
+    with ThreadPoolExecutor(max_workers=32) as pool:
+        answers = list(pool.map(over_ssh, cluster.hosts))
+    ssh = time.monotonic() - start
+    assert answers == names, "a host over SSH did not answer its name"
+    start = time.monotonic()
+    reads = read_nodes(cluster, overrides, dict.fromkeys(names, "hostname"), 300)
+    slurm = time.monotonic() - start
+    assert reads.ssh == {} and all(reads.outputs[n].strip() == n for n in names), reads.describe()
+    return ssh, slurm
+
+
 def verdicts(report: dict) -> dict[str, str]:
     return {r["check"]: r["status"] for r in report["results"]}
 
@@ -56,7 +92,7 @@ def bench_pod(name: str, tmp: Path) -> tuple[float, float]:
     inventory = tmp / f"{name}.yaml"
     inventory.write_text((REPO / source).read_text() + SCHEDULER.format(address=controller))
     env = {**os.environ, "RACFG_STATE_DIR": str(tmp / f"state-{name}")}
-    reads: dict[str, list[float]] = {"ssh": [], "slurm": []}
+    reads: dict[str, list[float]] = {"ssh": [], "slurm": [], "transport ssh": [], "transport slurm": []}
     with running_lab(inventory) as lab:
         configure_data_plane(lab)
         reference: dict[str, str] | None = None
@@ -74,7 +110,17 @@ def bench_pod(name: str, tmp: Path) -> tuple[float, float]:
                       f"first SSH run: {len(differ)} {differ[:3]}, job steps {steps or '-'}, over SSH "
                       f"{len(meta.get('ssh', {})) if via == 'slurm' else 'all'}, load {os.getloadavg()[0]:.1f}",
                       flush=True)
+        for run in range(1, RUNS + 1):
+            over_ssh, through_slurm = transport(inventory)
+            reads["transport ssh"].append(over_ssh)
+            reads["transport slurm"].append(through_slurm)
+            print(f"{name} transport run {run}: `hostname` on {len(lab.cluster.hosts)} hosts over SSH "
+                  f"{over_ssh:.2f} s, through Slurm {through_slurm:.2f} s, load {os.getloadavg()[0]:.1f}", flush=True)
     ssh, slurm = statistics.median(reads["ssh"]), statistics.median(reads["slurm"])
+    alone = statistics.median(reads["transport ssh"]), statistics.median(reads["transport slurm"])
+    per_host = alone[0] / len(lab.cluster.hosts) * 1000
+    print(f"{name}: transport alone, medians: over SSH {alone[0]:.2f} s ({per_host:.0f} ms a host), through Slurm "
+          f"{alone[1]:.2f} s: {alone[1] / alone[0]:.2f} of SSH's time", flush=True)
     print(f"{name}: read over SSH median {ssh:.2f} s ({min(reads['ssh']):.2f}-{max(reads['ssh']):.2f}), through "
           f"Slurm median {slurm:.2f} s ({min(reads['slurm']):.2f}-{max(reads['slurm']):.2f}): "
           f"{slurm / ssh:.2f} of SSH's time", flush=True)

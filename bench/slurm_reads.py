@@ -8,7 +8,8 @@ printed beside it. Each pod is a copy of bench/pod64.yaml or bench/pod128.yaml w
 section (slurmctld on one more lab machine, slurmd in every host), its data plane set as the smoke
 tests set it (addresses and MTU 9000, no deploy: both reads run the same scripts against the same
 state, so what differs is how the scripts reach the hosts). The two reads alternate, BENCH_RUNS
-times each (default 3); every run's verdicts are compared with the first SSH run's. Then the
+times each (default 3; BENCH_VALIDATE_RUNS=0: none, the transport alone); every run's verdicts are
+compared with the first SSH run's. Then the
 transport alone, as often: one ``hostname`` on every host over SSH and through Slurm (what the
 reads cost beyond the hosts' own work: in the lab every host's script runs on the same two CPUs, so
 the scripts' own time does not shrink with more nodes as it does on a real site).
@@ -44,6 +45,7 @@ scheduler:
 """
 PODS = {"pod64": ("bench/pod64.yaml", "198.18.66.5"), "pod128": ("bench/pod128.yaml", "198.18.96.12")}
 RUNS = int(os.environ.get("BENCH_RUNS", "3"))
+VALIDATE_RUNS = int(os.environ.get("BENCH_VALIDATE_RUNS", str(RUNS)))  # 0: the transport alone
 
 
 def validate(inventory: Path, env: dict[str, str], via: str) -> tuple[float, dict]:
@@ -51,10 +53,11 @@ def validate(inventory: Path, env: dict[str, str], via: str) -> tuple[float, dic
     return seconds, json.loads(out)
 
 
-def transport(inventory: Path) -> tuple[float, float]:
+def transport(inventory: Path) -> tuple[float, float, float, float]:
     """The reads' transport alone: one short script (``hostname``) on every host, over SSH (a session
     per host, 32 at once, as validate opens them) and through Slurm (racfg.slurm.node_step, one job
-    step per partition). Seconds each; every host must answer its own name both ways."""
+    step per partition). Wall seconds and racfg's own CPU seconds (this process: what a controller
+    pays per host) each; every host must answer its own name both ways."""
     from racfg.cli.providers import overrides_for
     from racfg.inventory import load_cluster
     from racfg.slurm.node_step import read_nodes
@@ -67,20 +70,21 @@ def transport(inventory: Path) -> tuple[float, float]:
     def over_ssh(host) -> str:
         session = HostSession(SshEndpoint.of(host, overrides))
         try:
+            session.connect()
             return session.run("hostname", timeout=120).stdout.strip()
         finally:
             session.close()
 
-    start = time.monotonic()
+    start, cpu = time.monotonic(), time.process_time()
     with ThreadPoolExecutor(max_workers=32) as pool:
         answers = list(pool.map(over_ssh, cluster.hosts))
-    ssh = time.monotonic() - start
+    ssh, ssh_cpu = time.monotonic() - start, time.process_time() - cpu
     assert answers == names, "a host over SSH did not answer its name"
-    start = time.monotonic()
+    start, cpu = time.monotonic(), time.process_time()
     reads = read_nodes(cluster, overrides, dict.fromkeys(names, "hostname"), 300)
-    slurm = time.monotonic() - start
+    slurm, slurm_cpu = time.monotonic() - start, time.process_time() - cpu
     assert reads.ssh == {} and all(reads.outputs[n].strip() == n for n in names), reads.describe()
-    return ssh, slurm
+    return ssh, slurm, ssh_cpu, slurm_cpu
 
 
 def verdicts(report: dict) -> dict[str, str]:
@@ -92,11 +96,13 @@ def bench_pod(name: str, tmp: Path) -> tuple[float, float]:
     inventory = tmp / f"{name}.yaml"
     inventory.write_text((REPO / source).read_text() + SCHEDULER.format(address=controller))
     env = {**os.environ, "RACFG_STATE_DIR": str(tmp / f"state-{name}")}
-    reads: dict[str, list[float]] = {"ssh": [], "slurm": [], "transport ssh": [], "transport slurm": []}
+    reads: dict[str, list[float]] = {"ssh": [], "slurm": [], "transport ssh": [], "transport slurm": [],
+                                 "cpu ssh": [], "cpu slurm": []}
     with running_lab(inventory) as lab:
-        configure_data_plane(lab)
+        if VALIDATE_RUNS:
+            configure_data_plane(lab)
         reference: dict[str, str] | None = None
-        for run in range(1, RUNS + 1):
+        for run in range(1, VALIDATE_RUNS + 1):
             for via in ("ssh", "slurm"):
                 seconds, report = validate(inventory, env, via)
                 meta = report["meta"]["reads"]
@@ -111,16 +117,24 @@ def bench_pod(name: str, tmp: Path) -> tuple[float, float]:
                       f"{len(meta.get('ssh', {})) if via == 'slurm' else 'all'}, load {os.getloadavg()[0]:.1f}",
                       flush=True)
         for run in range(1, RUNS + 1):
-            over_ssh, through_slurm = transport(inventory)
+            over_ssh, through_slurm, ssh_cpu, slurm_cpu = transport(inventory)
             reads["transport ssh"].append(over_ssh)
             reads["transport slurm"].append(through_slurm)
+            reads["cpu ssh"].append(ssh_cpu)
+            reads["cpu slurm"].append(slurm_cpu)
             print(f"{name} transport run {run}: `hostname` on {len(lab.cluster.hosts)} hosts over SSH "
-                  f"{over_ssh:.2f} s, through Slurm {through_slurm:.2f} s, load {os.getloadavg()[0]:.1f}", flush=True)
-    ssh, slurm = statistics.median(reads["ssh"]), statistics.median(reads["slurm"])
+                  f"{over_ssh:.2f} s ({ssh_cpu:.2f} CPU-s of racfg's), through Slurm {through_slurm:.2f} s "
+                  f"({slurm_cpu:.2f} CPU-s), load {os.getloadavg()[0]:.1f}", flush=True)
     alone = statistics.median(reads["transport ssh"]), statistics.median(reads["transport slurm"])
-    per_host = alone[0] / len(lab.cluster.hosts) * 1000
-    print(f"{name}: transport alone, medians: over SSH {alone[0]:.2f} s ({per_host:.0f} ms a host), through Slurm "
-          f"{alone[1]:.2f} s: {alone[1] / alone[0]:.2f} of SSH's time", flush=True)
+    cpu = statistics.median(reads["cpu ssh"]), statistics.median(reads["cpu slurm"])
+    hosts = len(lab.cluster.hosts)
+    print(f"{name}: transport alone, medians: over SSH {alone[0]:.2f} s, {cpu[0]:.2f} CPU-s of racfg's "
+          f"({cpu[0] / hosts * 1000:.1f} ms a host), through Slurm {alone[1]:.2f} s, {cpu[1]:.2f} CPU-s "
+          f"({cpu[1] / hosts * 1000:.1f} ms a host): {alone[1] / alone[0]:.2f} of SSH's time, "
+          f"{cpu[1] / cpu[0]:.2f} of its CPU", flush=True)
+    if not VALIDATE_RUNS:
+        return alone
+    ssh, slurm = statistics.median(reads["ssh"]), statistics.median(reads["slurm"])
     print(f"{name}: read over SSH median {ssh:.2f} s ({min(reads['ssh']):.2f}-{max(reads['ssh']):.2f}), through "
           f"Slurm median {slurm:.2f} s ({min(reads['slurm']):.2f}-{max(reads['slurm']):.2f}): "
           f"{slurm / ssh:.2f} of SSH's time", flush=True)

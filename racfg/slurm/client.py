@@ -67,10 +67,9 @@ class Slurm:
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
         self._close()
 
-    def _checked(self, argv: Sequence[str], hint: str, data: bytes | None = None,
-                 timeout: float = COMMAND_TIMEOUT) -> Completed:
+    def _checked(self, argv: Sequence[str], hint: str) -> Completed:
         """``argv`` run where Slurm is asked; its failure a SlurmError with the last line it said."""
-        done = self._run(argv, data, timeout)
+        done = self._run(argv, None, COMMAND_TIMEOUT)
         if done.rc != 0:
             said = [line for line in (done.stderr if done.stderr.strip() else done.stdout).splitlines() if line.strip()]
             why = said[-1] if said else f"exit status {done.rc}"
@@ -107,11 +106,12 @@ class Slurm:
         """``command`` once on each of ``nodes`` as one job step of a job of its own (``srun`` without a
         job: it allocates, runs and releases), ``data`` its input on every node (``--input=all``), each
         line it prints prefixed by its task number (``--label``; racfg.slurm.node_step reads them).
-        Not exclusive, and refused, not queued, when Slurm cannot start it now."""
+        Not exclusive, and refused, not queued, when Slurm cannot start it now. Returned whatever its
+        exit status: a step where some tasks failed still carries the others' output."""
         argv = ["srun", f"--partition={partition}", f"--nodes={len(nodes)}", f"--ntasks={len(nodes)}",
                 "--ntasks-per-node=1", f"--nodelist={','.join(nodes)}", f"--immediate={ALLOCATE_WAIT_S}",
                 f"--job-name={STEP_JOB}", "--input=all", "--label", "--quiet", "--", *command]
-        return self._checked(argv, hint="are the nodes idle in Slurm? (sinfo --Node)", data=data, timeout=timeout)
+        return self._run(argv, data, timeout)
 
     def cancel(self, job: str) -> None:
         """End job ``job`` and every step still running in it."""

@@ -110,26 +110,27 @@ def run_scripts(slurm: Slurm, nodes: Mapping[str, SlurmNode], scripts: Mapping[s
     groups, ssh = allocations(list(scripts), nodes)
     result = NodeOutputs(ssh=ssh, steps=groups)
 
-    def one(partition: str) -> tuple[str, dict[str, str] | str, float]:
+    def one(partition: str) -> tuple[str, dict[str, str], str, float]:
         members = groups[partition]
         data = gzip.compress(dispatcher({n: scripts[n] for n in members}).encode(), compresslevel=6)
         start = time.monotonic()
         try:
             done = slurm.step(members, partition, ["sh", "-c", DISPATCH], data, timeout)
         except CannotRunError as exc:
-            return partition, f"its job step in partition {partition} failed ({exc.message})", 0.0
-        return partition, split_labelled(done.stdout), time.monotonic() - start
+            return partition, {}, f"its job step in partition {partition} did not run ({exc.message})", 0.0
+        said = [line for line in done.stderr.splitlines() if line.strip()]
+        why = f"its output from the job step in partition {partition} did not come back whole" + (
+            f" (srun exit {done.rc}: {said[-1] if said else 'nothing on stderr'})" if done.rc else "")
+        return partition, split_labelled(done.stdout), why, time.monotonic() - start
 
     with ThreadPoolExecutor(max_workers=max(1, len(groups))) as pool:
-        for partition, outputs, seconds in pool.map(one, list(groups)):
+        for partition, outputs, why, seconds in pool.map(one, list(groups)):
             result.seconds[partition] = round(seconds, 3)
             for node in groups[partition]:
-                if isinstance(outputs, str):
-                    result.ssh[node] = outputs
-                elif node in outputs:
+                if node in outputs:
                     result.outputs[node] = outputs[node]
                 else:
-                    result.ssh[node] = f"its output from the job step in partition {partition} did not come back whole"
+                    result.ssh[node] = why
     return result
 
 

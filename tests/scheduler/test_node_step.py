@@ -12,7 +12,18 @@ import subprocess
 from pathlib import Path
 
 from racfg.hostfacts.scontrol import parse_scontrol_nodes
-from racfg.slurm.node_step import DISPATCH, NODE_MARK, WIDTH, NodeOutputs, decoded, dispatcher, split_labelled
+from racfg.slurm.client import Slurm
+from racfg.slurm.node_step import (
+    DISPATCH,
+    NODE_MARK,
+    WIDTH,
+    NodeOutputs,
+    decoded,
+    dispatcher,
+    run_scripts,
+    split_labelled,
+)
+from racfg.ssh.channels import Completed
 from racfg.validate.probe import parse_output, probe_of, script
 
 SLURM = Path(__file__).parents[1] / "recordings" / "slurm"
@@ -89,3 +100,31 @@ def test_the_report_line_names_each_step_and_why_a_node_went_over_ssh() -> None:
                                 "1.2 s), partition storage (1 node, 0.8 s); SSH on dgx02, stor02: IDLE+DRAIN in "
                                 "Slurm (x)")
     assert reads.as_dict()["ssh"] == {"dgx02": "IDLE+DRAIN in Slurm (x)", "stor02": "IDLE+DRAIN in Slurm (x)"}
+
+
+def test_a_step_where_a_task_failed_keeps_the_nodes_that_answered_and_sends_the_rest_to_ssh() -> None:
+    """run_scripts on a Slurm (every node idle) whose gpu step (the recorded two-node step) lost task 1's end
+    and exited 1, and whose storage step srun refused: dgx01's read is kept, dgx02 and stor02 go to SSH, each
+    with srun's own last word."""
+    text = (SLURM / "srun-label-two-nodes.txt").read_text()
+    cut = "\n".join(line for line in text.splitlines() if not (line.startswith("1:") and "end" in line))
+    refused = "srun: error: Unable to allocate resources: Requested node configuration is not available\n"
+    asked = []
+
+    def srun(argv, data, timeout):
+        asked.append(argv)
+        if "--partition=gpu" in argv:
+            return Completed(1, cut, "srun: error: dgx02: task 1: Killed\n")
+        return Completed(1, "", refused)
+
+    nodes = {n.name: n for n in parse_scontrol_nodes((SLURM / "scontrol-show-node-idle.txt").read_text())}
+    reads = run_scripts(Slurm("test", srun), nodes, {"dgx01": "a", "dgx02": "b", "stor02": "c"}, 60)
+    task0 = next(line for line in text.splitlines() if line.startswith("0:") and "begin" in line).rsplit(" ", 1)[-1]
+    assert task0 == "dgx01" and set(reads.outputs) == {"dgx01"}
+    assert reads.ssh == {
+        "dgx02": "its output from the job step in partition gpu did not come back whole (srun exit 1: srun: error: "
+                 "dgx02: task 1: Killed)",
+        "stor02": "its output from the job step in partition storage did not come back whole (srun exit 1: srun: "
+                  "error: Unable to allocate resources: Requested node configuration is not available)"}
+    assert sorted(a for argv in asked for a in argv if a.startswith("--nodelist")) == [
+        "--nodelist=dgx01,dgx02", "--nodelist=stor02"]

@@ -119,9 +119,9 @@ def run_validate(cluster: Cluster, options: ValidateOptions, overrides: Connecti
         if category not in CATEGORIES:
             raise UsageError(f"--category {category}: unknown", hint="categories: " + ", ".join(CATEGORIES))
     if options.read_via not in READ_VIA:
-        raise UsageError(f"--read-via {options.read_via}: unknown", hint="one of: " + ", ".join(READ_VIA))
+        raise UsageError(f"validate: --read-via {options.read_via}: unknown", hint="one of: " + ", ".join(READ_VIA))
     if options.read_via == "slurm" and cluster.inventory.scheduler is None:
-        raise UsageError(f"--read-via slurm: site {cluster.name} declares no scheduler",
+        raise UsageError(f"validate: --read-via slurm: site {cluster.name} declares no scheduler",
                          hint="declare scheduler: {type: slurm, controller, partitions} (docs/gate.md), "
                               "or read over SSH (the default)")
     hosts, switches = select(cluster, options.limit)

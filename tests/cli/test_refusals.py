@@ -61,6 +61,13 @@ def test_an_output_directory_that_cannot_be_made_is_refused(monkeypatch, capsys,
     assert_refused(code, text, tmp_path, f"{argv[0]}: {option} /proc/nope: cannot create this directory")
 
 
+def test_reading_through_slurm_a_site_without_a_scheduler_is_refused(monkeypatch, capsys, tmp_path):
+    ethernet = str(REPO / "inventory" / "ra-ethernet.yaml")
+    code, text = racfg(monkeypatch, capsys, "validate", ethernet, "--read-via", "slurm")
+    assert_refused(code, text, tmp_path, "validate: --read-via slurm: site ra-ethernet declares no scheduler",
+                   "declare scheduler:")
+
+
 def test_an_output_path_that_is_a_file_is_refused(monkeypatch, capsys, tmp_path):
     target = tmp_path / "a-file"
     target.write_text("not a directory\n")

@@ -31,6 +31,16 @@ def gpu_counts(run: Any, hosts: Sequence[Any]) -> dict[str, int | str]:
     return counts
 
 
+def gpus_of(run: Any, hosts: Sequence[Any]) -> tuple[dict[str, int | str], dict[str, str], list[str]]:
+    """What a phase needs to judge its hosts' GPUs: each host's count or why it has none, the hosts
+    without (host -> why), and the hosts that must have them (declared GPUs, not a provider's site).
+    ``run``: a SmokeRun (its fleet and plan); ``hosts``: the inventory's hosts the phase runs on."""
+    counts = gpu_counts(run, hosts)
+    missing = {host: why for host, why in counts.items() if isinstance(why, str)}
+    required = [h.name for h in hosts if h.gpus > 0 and not run.plan.lab]
+    return counts, missing, required
+
+
 def gpus_missing(missing: dict[str, str], required: Sequence[str], check: str, category: str,
                  what: str) -> Result | None:
     """GPUs missing on some hosts (host -> why): a skip where no host requires them, a failure where one

@@ -26,7 +26,7 @@ from racfg.hostfacts.parse_error import ParseError
 from racfg.inventory.cluster import ClusterHost
 from racfg.inventory.model import NcclTests
 from racfg.results import Result, Status
-from racfg.smoke.gpu_presence import gpu_counts, gpus_missing
+from racfg.smoke.gpu_presence import gpus_missing, gpus_of
 from racfg.smoke.measurement_error import MeasurementError
 from racfg.smoke.metrics import metric, reference_bounds
 from racfg.smoke.nccl_marks import REFERENCE, Expectation, Isolation, expected_busbw, isolate
@@ -86,9 +86,8 @@ def measure(run: SmokeRun) -> None:
     """The phase: GPUs present, each node alone, each step, isolation of the first slow step, scaling."""
     cluster, plan = run.cluster, run.plan
     hosts = [h for h in cluster.hosts if h.name in plan.client_hosts]
-    counts = gpu_counts(run, hosts)
-    missing = {name: why for name, why in counts.items() if isinstance(why, str)}
-    gpus = gpus_result(missing, [h.name for h in hosts if h.gpus > 0 and not plan.lab])
+    counts, missing, required = gpus_of(run, hosts)
+    gpus = gpus_result(missing, required)
     if gpus is not None:
         run.results.append(gpus)
         return

@@ -25,7 +25,7 @@ from racfg.errors import UsageError
 from racfg.inventory.model import Reference, UserBenchmark
 from racfg.results import Result, Status, expected_actual
 from racfg.smoke import plots
-from racfg.smoke.gpu_presence import gpu_counts, gpus_missing
+from racfg.smoke.gpu_presence import gpus_missing, gpus_of
 from racfg.smoke.measured import BenchmarkStep
 from racfg.smoke.measurement_error import MeasurementError
 from racfg.smoke.metrics import metric, reference_bounds, reference_margin, reference_result
@@ -241,9 +241,7 @@ def _without_gpus(run: SmokeRun, name: str) -> Result | None:
     plan = run.plan.benchmark
     nodes = [shape_of(p, plan.gpus_per_node)[0] for p in plan.steps] if plan else []
     names = run.plan.client_hosts[:max(nodes, default=0)]
-    hosts = [h for h in run.cluster.hosts if h.name in names]
-    missing = {name: why for name, why in gpu_counts(run, hosts).items() if isinstance(why, str)}
-    required = [h.name for h in hosts if h.gpus > 0 and not run.plan.lab]
+    _, missing, required = gpus_of(run, [h for h in run.cluster.hosts if h.name in names])
     return gpus_missing(missing, required, f"benchmark/{name}/run", "benchmark", f"benchmark {name}")
 
 

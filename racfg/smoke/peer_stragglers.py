@@ -19,6 +19,12 @@ below the 6-10% drops a campaign cares about being missed twice (drift --perform
 against the baseline). A group of fewer than MIN_PEERS figures has no meaningful median: it gets one
 SKIP per group saying so, not a verdict.
 
+Not where the measuring machine decided: figures read at once while the measuring machines' CPUs were
+at their limit (a result's ``machine_busy``, racfg.smoke.machine_limit: the lab's hosts share two
+CPUs) spread by how those CPUs were shared, not by the nodes (16 storage nodes' healthy drives read at
+once in the 40-host lab came out 79-100% of their median). Their group gets one SKIP that says so, as a
+short reading on a busy machine is an error naming the machine, never a node blamed.
+
 No blaming twice: an item whose own result already FAILs or ERRORs (below its mark, or an outlier
 of the link phase: below outlier_fraction of the best link of its kind) is neither named again
 nor part of its peers' reference (a broken link must not drag the median down and hide a second
@@ -35,6 +41,7 @@ from typing import Any
 
 from racfg.history.key_figures import family_of
 from racfg.results import Result, Status
+from racfg.smoke.machine_limit import limited_text
 
 CATEGORY = "stragglers"
 K = 3.0  # robust bounds: this many scaled MADs
@@ -54,6 +61,7 @@ class PeerFigure:
     better: str
     line_bps: float | None
     failed: bool
+    machine_busy: tuple[str, ...] = ()  # what says the measuring machines were at their limit as it was read
 
     @property
     def node(self) -> str:
@@ -86,7 +94,8 @@ def peer_figures(results: Iterable[Result]) -> list[PeerFigure]:
             item = m["name"][len(family) + 1:]
             failed = r.status in (Status.FAIL, Status.ERROR) or m["name"] in outliers
             out.append(PeerFigure(family, item, float(m["value"]), str(m.get("unit", "")),
-                                  "lower" if m.get("better") == "lower" else "higher", r.data.get("line_bps"), failed))
+                                  "lower" if m.get("better") == "lower" else "higher", r.data.get("line_bps"), failed,
+                                  tuple(r.data.get("machine_busy", ()))))
     return out
 
 
@@ -117,6 +126,12 @@ def _judge_group(label: str, group: list[PeerFigure], floor: float = FLOOR) -> l
         return [Result("cluster", check, CATEGORY, Status.SKIP,
                        f"{label}: {len(reference)} figure(s) to compare, fewer than {MIN_PEERS}: "
                        "no peers' median to judge a straggler by")]
+    busy = next((f.machine_busy for f in reference if f.machine_busy), ())
+    if busy:
+        return [Result("cluster", check, CATEGORY, Status.SKIP,
+                       f"{label}: {len(reference)} figures read at once; {limited_text(list(busy))}: their spread is "
+                       "how its CPUs were shared, not how the nodes compare, so no straggler is named",
+                       data={"machine_busy": list(busy), "peers": len(reference)})]
     median, allowance = straggler_bound([f.value for f in reference], floor=floor)
     slow = [f for f in reference if is_straggler(f.value, median, allowance, f.better)]
     unit = reference[0].unit

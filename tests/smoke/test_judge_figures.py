@@ -20,7 +20,7 @@ from racfg.smoke.gpu_presence import gpus_missing
 from racfg.smoke.measured import BenchmarkStep, FioRun, FioTarget
 from racfg.smoke.nccl_marks import Expectation, Isolation, PairRun
 from racfg.smoke.phases import link_saturation, nccl_allreduce, rdma_bandwidth, user_benchmark
-from racfg.smoke.phases.storage_throughput import FioRefs, FioSide, fio_results, nothing_to_read
+from racfg.smoke.phases.storage_throughput import FioCpu, FioRefs, FioSide, fio_results, nothing_to_read
 from racfg.smoke.smoke_plan import Link
 from tests.hostfacts.conftest import read_fixture
 
@@ -94,6 +94,20 @@ def test_a_run_on_several_hosts_keeps_each_hosts_own_figures_and_fios_version() 
     assert result.data["fio_version"] == "fio-3.33"
     [alone] = fio_results(DRIVE, "one", runs[:1], FioRefs(None, None))
     assert sorted(m["name"] for m in alone.data["metrics"]) == ["storage.drive.randiops.n1", "storage.drive.seq.n1"]
+
+
+def test_a_run_on_several_hosts_keeps_what_their_cpus_did_and_whether_the_machine_was_the_limit() -> None:
+    """The CPUs' busy share rides with the figures; ``machine_busy`` only where the probe said the measuring
+    machines were at their limit (the peers' comparison reads it: racfg.smoke.peer_stragglers)."""
+    runs = [FioRun(FioTarget(host, ["/dev/nvme0n1"]), parse_fio(LAB_FIO)) for host in ("st1", "st2")]
+    [busy] = fio_results(DRIVE, "all", runs, FioRefs(None, None),
+                         FioCpu({"st1": 0.97123, "st2": 0.96}, ["CPUs busy on st1 97.1%, st2 96.0%"]))
+    assert busy.data["cpu_busy"] == {"st1": 0.9712, "st2": 0.96}
+    assert busy.data["machine_busy"] == ["CPUs busy on st1 97.1%, st2 96.0%"]
+    [free] = fio_results(DRIVE, "all", runs, FioRefs(None, None), FioCpu({"st1": 0.4, "st2": 0.41}, []))
+    assert free.data["cpu_busy"] == {"st1": 0.4, "st2": 0.41} and "machine_busy" not in free.data
+    [unprobed] = fio_results(DRIVE, "all", runs, FioRefs(None, None))
+    assert "cpu_busy" not in unprobed.data and "machine_busy" not in unprobed.data
 
 
 def test_a_failed_fio_run_is_an_error_naming_the_host() -> None:

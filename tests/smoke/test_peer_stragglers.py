@@ -71,6 +71,28 @@ def test_the_healthy_lab_names_no_straggler_and_says_what_it_compared() -> None:
     assert all(r.category == CATEGORY for r in out.values())
 
 
+def drive_run(values: dict[str, float], **data: object) -> Result:
+    """fio on several storage nodes at once, as the storage phase reports it: each node's own figure."""
+    n = len(values)
+    metrics = [{"name": f"storage.drive.seq.n{n}.{host}", "value": v, "unit": "GB/s", "better": "higher"}
+               for host, v in values.items()]
+    return Result("drives", f"storage/drive/n{n}", "storage", Status.SKIP, "drive-side", data={"metrics": metrics,
+                                                                                                 **data})
+
+
+def test_a_node_below_its_peers_read_on_a_machine_at_its_limit_is_not_named_and_the_skip_names_the_machine() -> None:
+    """The 40-host lab's healthy drives, read 16 nodes at once through two shared CPUs, came out 79-100% of
+    their median: with the probe's word that the CPUs were at their limit, the group is not judged; the
+    same figures read on free CPUs name the slow node."""
+    values = {"st1": 0.124, "st2": 0.125, "st3": 0.123, "st4": 0.098}
+    [named] = straggler_results([drive_run(values)])
+    assert (named.status, named.target) == (Status.FAIL, "st4")
+    [skipped] = straggler_results([drive_run(values, machine_busy=["the controller's CPUs 97.0% busy"])])
+    assert (skipped.status, skipped.check) == (Status.SKIP, "peers/storage.drive.seq.n4")
+    assert "the measuring machine was the limit (the controller's CPUs 97.0% busy)" in skipped.message
+    assert "no straggler is named" in skipped.message and skipped.data["peers"] == 4
+
+
 def test_a_link_below_its_peers_is_named_though_it_passes_its_mark() -> None:
     results = planted(recorded_results(), "link.read.smdgx02:data0", 0.9)
     out = verdicts(results)

@@ -56,16 +56,41 @@ def measure_storage(plan: SmokePlan, fleet: Fleet, targets: list[FioTarget], sid
         if label == "all" and len(targets) == 1:
             break
         refs = _refs(plan, side, len(group))
-        take = partial(run_fio, fleet, group, plan.fio_runtime_s)
+        cpu: list[FioCpu] = []  # per reading of several hosts at once: what their CPUs did
+        take = (partial(run_fio, fleet, group, plan.fio_runtime_s) if len(group) < 2 else
+                partial(probed_fio, fleet, group, plan.fio_runtime_s, cpu))
         readings = until_met([take()], take, partial(_margin, refs), limit, announce,
                              f"storage: fio on {len(group)} host(s)")
-        best = readings[deciding_reading([_margin(refs, r) for r in readings])]
+        index = deciding_reading([_margin(refs, r) for r in readings])
+        best = readings[index]
         listed = [Reading(seq_bytes(r) / 1e9, "GB/s", _margin(refs, r), f"{bytes_rate_text(seq_bytes(r))}, "
                           f"{sum(x.rand_iops for x in r):,.0f} IOPS") for r in readings]
-        results += [with_readings(r, listed, limit) for r in fio_results(side, label, best, refs)]
+        results += [with_readings(r, listed, limit)
+                    for r in fio_results(side, label, best, refs, cpu[index] if cpu else None)]
         if label == "all":
             results += _isolate(plan, fleet, side, best, limit, announce)
     return results
+
+
+@dataclass(frozen=True)
+class FioCpu:
+    """What the CPUs did during one fio run on several hosts at once: each host's busy share, and what
+    says the measuring machines were at their limit (racfg.smoke.machine_limit.cpu_limits; []: nothing)."""
+
+    busy: dict[str, float]
+    limits: list[str]
+
+
+def probed_fio(fleet: Fleet, targets: Sequence[FioTarget], runtime_s: int, seen: list[FioCpu]) -> list[FioRun]:
+    """``run_fio`` with each host's CPUs and the controller's read around it, appended to ``seen``: where
+    the hosts share CPUs (the lab), how those were shared decides each host's figure, and the peers'
+    comparison must know it (racfg.smoke.peer_stragglers)."""
+    hosts = [t.host for t in targets]
+    probe = StepProbe(cpu_before=cpu_times(fleet, hosts), controller_before=controller_cpu_times())
+    runs = run_fio(fleet, targets, runtime_s)
+    probe.cpu_after, probe.controller_after = cpu_times(fleet, hosts), controller_cpu_times()
+    seen.append(FioCpu(probe.cpu_busy(), cpu_limits(probe, set(hosts))))
+    return runs
 
 
 def _isolate(plan: SmokePlan, fleet: Fleet, side: FioSide, runs: list[FioRun], limit: int,
@@ -78,10 +103,9 @@ def _isolate(plan: SmokePlan, fleet: Fleet, side: FioSide, runs: list[FioRun], l
     limited: dict[str, list[list[str]]] = {}  # per suspect, what held each of its pair's readings back
 
     def pair(suspect: str, partner: str) -> dict[str, float]:
-        probe = StepProbe(cpu_before=cpu_times(fleet, [suspect, partner]), controller_before=controller_cpu_times())
-        both = run_fio(fleet, [targets[suspect], targets[partner]], plan.fio_runtime_s)
-        probe.cpu_after, probe.controller_after = cpu_times(fleet, [suspect, partner]), controller_cpu_times()
-        limited.setdefault(suspect, []).append(cpu_limits(probe, {suspect, partner}))
+        seen: list[FioCpu] = []
+        both = probed_fio(fleet, [targets[suspect], targets[partner]], plan.fio_runtime_s, seen)
+        limited.setdefault(suspect, []).append(seen[-1].limits)
         return {r.target.host: r.seq_bytes_per_s for r in both}
     found = isolate_suspects({r.target.host: r.seq_bytes_per_s for r in runs}, {}, plan.outlier_fraction, pair,
                              limit, announce, f"storage: fio on {len(runs)} {side.side} hosts")
@@ -166,8 +190,11 @@ def seq_bytes(runs: list[FioRun]) -> float:
     return sum(r.seq_bytes_per_s for r in runs)
 
 
-def fio_results(side: FioSide, label: str, runs: list[FioRun], refs: FioRefs) -> list[Result]:
-    """One fio run over ``runs`` hosts at once: its sequential figure (and IOPS where referenced)."""
+def fio_results(side: FioSide, label: str, runs: list[FioRun], refs: FioRefs,
+                cpu: FioCpu | None = None) -> list[Result]:
+    """One fio run over ``runs`` hosts at once: its sequential figure (and IOPS where referenced). ``cpu``
+    (a run on several hosts): what the CPUs did, kept with the figures, and ``machine_busy`` where the
+    measuring machines were at their limit, so the hosts' figures are not compared as the nodes'."""
     n = len(runs)
     failed = [r for r in runs if r.result is None]
     if failed:
@@ -184,6 +211,10 @@ def fio_results(side: FioSide, label: str, runs: list[FioRun], refs: FioRefs) ->
             "metrics": [metric(f"storage.{side.side}.seq.n{n}", seq / 1e9, "GB/s"),
                         metric(f"storage.{side.side}.randiops.n{n}", iops, "IOPS"),
                         *_per_host_metrics(side.side, runs)]}
+    if cpu is not None:
+        data["cpu_busy"] = {h: round(v, 4) for h, v in sorted(cpu.busy.items())}
+        if cpu.limits:
+            data["machine_busy"] = cpu.limits
     target = f"{side.side}s" if n > 1 else runs[0].target.host
     reason = (f"no acceptance.references.{side.key} for {n} node(s)" if side.side == "client" else
               f"a drive-side figure (no shared filesystem mounted); give acceptance.references.{side.key} to judge it")

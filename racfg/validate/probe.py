@@ -160,6 +160,11 @@ def collect_commands(declarations: Iterable[tuple[str, Commands]], hv: dict[str,
 # sets DF and sends at the NIC's MTU whatever was learned (what tracepath does), so the packet tests
 # the path as it is now. A raw socket needs root: without it (exit 2), or without python3 (126, 127),
 # the script falls back to ping -M do.
+# A raw ICMP socket gets a copy of every ICMP packet the host receives: the host's own parallel DF pings'
+# jumbo replies and every other host's jumbo echo requests. In a socket of the default 208 KiB about a
+# dozen of them fill it, and a process the CPUs ran late (a loaded 2-core lab, right after a deploy) lost
+# its own replies: the path was reported as an MTU fault. So the socket takes echo replies only
+# (ICMP_FILTER) and a buffer for hundreds of them (SO_RCVBUFFORCE as root, else what rmem_max allows).
 DF_PING = """import os, select, socket, struct, sys, time
 dst, size = sys.argv[1], int(sys.argv[2])
 try:
@@ -167,6 +172,13 @@ try:
 except OSError:
     sys.exit(2)
 s.setsockopt(socket.IPPROTO_IP, 10, 3)  # IP_MTU_DISCOVER: IP_PMTUDISC_PROBE
+s.setsockopt(255, 1, struct.pack("I", 0xFFFFFFFE))  # SOL_RAW, ICMP_FILTER: every type but echo reply out
+for option in (33, socket.SO_RCVBUF):  # SO_RCVBUFFORCE, then SO_RCVBUF
+    try:
+        s.setsockopt(socket.SOL_SOCKET, option, 1 << 23)
+        break
+    except OSError:
+        pass
 ident = os.getpid() & 0xFFFF
 def echo(seq):
     body = struct.pack("!BBHHH", 8, 0, 0, ident, seq) + bytes(size)

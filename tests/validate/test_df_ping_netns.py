@@ -8,7 +8,9 @@ learned value, while DF_PING passes, and fails again when the link really is at 
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -83,3 +85,38 @@ def test_a_learned_path_mtu_is_not_the_path(routed: None):
 
 def test_a_packet_over_the_nics_own_mtu_fails(routed: None):
     assert df_ping(9000) == 1  # 9028 bytes on a 9000 NIC: refused at the host, as ping -M do refuses it
+
+
+def raw_icmp_socket(pid: int) -> tuple[int, int]:
+    """(bytes queued, packets dropped) of the raw ICMP socket ``pid`` holds, from HOST's /proc/net/raw."""
+    inodes = {os.readlink(f"/proc/{pid}/fd/{fd}") for fd in os.listdir(f"/proc/{pid}/fd")}
+    for line in inside(HOST, "cat", "/proc/net/raw").stdout.splitlines()[1:]:
+        fields = line.split()
+        if f"socket:[{fields[9]}]" in inodes:
+            return int(fields[4].split(":")[1], 16), int(fields[-1])
+    raise AssertionError(f"no raw socket of {pid} in {HOST}")
+
+
+def test_a_df_ping_run_late_keeps_its_replies_while_jumbo_icmp_floods_the_host(routed: None):
+    """A DF ping the CPUs do not run for a while (stopped here) keeps the replies that arrive meanwhile:
+    other hosts' jumbo echo requests never enter its socket, and 60 jumbo replies to the host's other
+    pings (about 1 MB, five times the default socket buffer) are queued, none dropped."""
+    proc = subprocess.Popen(["ip", "netns", "exec", HOST, "python3", "-c", DF_PING, "10.91.1.99", "8972"])
+    try:
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                raw_icmp_socket(proc.pid)
+                break
+            except (AssertionError, FileNotFoundError):
+                assert time.monotonic() < deadline, "the DF ping opened no raw socket"
+                time.sleep(0.05)
+        os.kill(proc.pid, signal.SIGSTOP)
+        inside(ROUTER, "ping", "-n", "-q", "-c", "60", "-i", "0.002", "-s", "8972", "10.91.1.2")
+        assert raw_icmp_socket(proc.pid) == (0, 0)  # echo requests: filtered out
+        inside(HOST, "ping", "-n", "-q", "-c", "60", "-i", "0.002", "-s", "8972", "10.91.1.1")
+        queued, dropped = raw_icmp_socket(proc.pid)
+        assert dropped == 0 and queued > 212992, (queued, dropped)  # more than a default buffer, all kept
+    finally:
+        proc.kill()
+        proc.wait(timeout=10)

@@ -21,9 +21,8 @@ SKIP per group saying so, not a verdict.
 
 Not where the measuring machine decided: figures read at once while the measuring machines' CPUs were
 at their limit (a result's ``machine_busy``, racfg.smoke.machine_limit: the lab's hosts share two
-CPUs) spread by how those CPUs were shared, not by the nodes (16 storage nodes' healthy drives read at
-once in the 40-host lab came out 79-100% of their median). Their group gets one SKIP that says so, as a
-short reading on a busy machine is an error naming the machine, never a node blamed.
+CPUs) spread by how those CPUs were shared, not by the nodes. Their group gets one SKIP that says so, as
+a short reading on a busy machine is an error naming the machine, never a node blamed.
 
 No blaming twice: an item whose own result already FAILs or ERRORs (below its mark, or an outlier
 of the link phase: below outlier_fraction of the best link of its kind) is neither named again

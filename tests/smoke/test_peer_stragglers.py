@@ -81,9 +81,8 @@ def drive_run(values: dict[str, float], **data: object) -> Result:
 
 
 def test_a_node_below_its_peers_read_on_a_machine_at_its_limit_is_not_named_and_the_skip_names_the_machine() -> None:
-    """The 40-host lab's healthy drives, read 16 nodes at once through two shared CPUs, came out 79-100% of
-    their median: with the probe's word that the CPUs were at their limit, the group is not judged; the
-    same figures read on free CPUs name the slow node."""
+    """Figures read at once with the probe's word that the CPUs were at their limit: the group is not
+    judged, the skip names the machine; the same figures read on free CPUs name the slow node."""
     values = {"st1": 0.124, "st2": 0.125, "st3": 0.123, "st4": 0.098}
     [named] = straggler_results([drive_run(values)])
     assert (named.status, named.target) == (Status.FAIL, "st4")

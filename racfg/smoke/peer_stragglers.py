@@ -24,6 +24,10 @@ at their limit (a result's ``machine_busy``, racfg.smoke.machine_limit: the lab'
 CPUs) spread by how those CPUs were shared, not by the nodes. Their group gets one SKIP that says so, as
 a short reading on a busy machine is an error naming the machine, never a node blamed.
 
+Measured again first: a storage step of several hosts with a host below its peers is measured again
+before its figures reach this comparison, each host's figure its best reading (``stragglers`` is the rule
+the phase asks: racfg.smoke.phases.storage_throughput.until_peers_met).
+
 No blaming twice: an item whose own result already FAILs or ERRORs (below its mark, or an outlier
 of the link phase: below outlier_fraction of the best link of its kind) is neither named again
 nor part of its peers' reference (a broken link must not drag the median down and hide a second
@@ -79,6 +83,21 @@ def is_straggler(value: float, median: float, allowance: float, better: str) -> 
     return worse_by > allowance
 
 
+def peer_floor(noise: Mapping[str, float] | None, kind: str) -> float:
+    """How close to the peers' median a figure of ``kind`` (``link``, ``storage``: the first word of its key)
+    is never named: FLOOR, or the site's noise for that kind (acceptance.noise) where larger."""
+    return max(FLOOR, (noise or {}).get(kind, 0.0))
+
+
+def stragglers(values: Mapping[str, float], floor: float = FLOOR, better: str = "higher") -> list[str]:
+    """The items of one group of peers (item -> figure) that lie past its bound, in order; none in a group
+    too small to judge. What a phase asks before it measures a step again (racfg.smoke.phases.storage_throughput)."""
+    if len(values) < MIN_PEERS:
+        return []
+    median, allowance = straggler_bound(list(values.values()), floor=floor)
+    return sorted(item for item, value in values.items() if is_straggler(value, median, allowance, better))
+
+
 def peer_figures(results: Iterable[Result]) -> list[PeerFigure]:
     """Every per-item figure of the run, with whether its own verdict (or a link outlier) already failed it."""
     results = list(results)
@@ -113,8 +132,7 @@ def straggler_results(results: Iterable[Result], noise: Mapping[str, float] | No
     FLOOR is held to its own (the lab's drives, read through shared CPUs, differ by a third)."""
     out: list[Result] = []
     for label, group in peer_groups(peer_figures(results)).items():
-        kind = group[0].family.split(".", 1)[0]
-        out += _judge_group(label, group, max(FLOOR, (noise or {}).get(kind, 0.0)))
+        out += _judge_group(label, group, peer_floor(noise, group[0].family.split(".", 1)[0]))
     return out
 
 

@@ -17,10 +17,19 @@ from racfg.inventory.model import Reference
 from racfg.results import Status
 from racfg.smoke import phase_table
 from racfg.smoke.gpu_presence import gpus_missing
-from racfg.smoke.measured import BenchmarkStep, FioRun, FioTarget
+from racfg.smoke.measured import RAND_JOB, SEQ_JOB, BenchmarkStep, FioRun, FioTarget
 from racfg.smoke.nccl_marks import Expectation, Isolation, PairRun
+from racfg.smoke.peer_stragglers import FLOOR, straggler_results
 from racfg.smoke.phases import link_saturation, nccl_allreduce, rdma_bandwidth, user_benchmark
-from racfg.smoke.phases.storage_throughput import FioCpu, FioRefs, FioSide, fio_results, nothing_to_read
+from racfg.smoke.phases.storage_throughput import (
+    FioCpu,
+    FioRefs,
+    FioSide,
+    fio_results,
+    host_bests,
+    nothing_to_read,
+    until_peers_met,
+)
 from racfg.smoke.smoke_plan import Link
 from tests.hostfacts.conftest import read_fixture
 
@@ -212,3 +221,66 @@ def test_isolation_names_the_node_at_fault_else_the_pair() -> None:
     assert pair.status is Status.FAIL and pair.check == "nccl/isolate"
     [clean] = nccl_allreduce.isolation_results(Isolation(runs), mark)
     assert clean.status is Status.PASS
+
+
+def _fio_at(host: str, seq: float = 1.0, iops: float = 1.0) -> FioRun:
+    """The recorded lab fio run as ``host``'s, its sequential and random figures scaled by ``seq``, ``iops``."""
+    result = parse_fio(LAB_FIO)
+    factor = {SEQ_JOB: seq, RAND_JOB: iops}
+    jobs = [replace(j, read_bytes_per_s=j.read_bytes_per_s * factor.get(j.name, 1.0),
+                    read_iops=j.read_iops * factor.get(j.name, 1.0)) for j in result.jobs]
+    return FioRun(FioTarget(host, ["/dev/nvme0n1"]), replace(result, jobs=jobs))
+
+
+def _step(**scaled: tuple[float, float]) -> list[FioRun]:
+    """One reading of fio on st1..st5 at once; ``st3=(0.8, 1.0)``: st3's sequential read at 80%."""
+    return [_fio_at(h, *scaled.get(h, (1.0, 1.0))) for h in ("st1", "st2", "st3", "st4", "st5")]
+
+
+def _remeasured(first: list[FioRun], then: list[list[FioRun]], cpu: list[FioCpu] | None = None,
+                limit: int = 2) -> tuple[list[list[FioRun]], list[str]]:
+    told: list[str] = []
+    more = iter(then)
+    readings = until_peers_met([first], lambda: next(more), cpu or [], FLOOR + 0.01, limit, told.append,
+                               "storage: fio on 5 host(s)")
+    return readings, told
+
+
+def test_a_storage_node_below_its_peers_once_is_measured_again_and_judged_on_its_best() -> None:
+    """Lab demos named healthy storage nodes at 79-90% of their peers' median on one reading of the step on
+    all at once, level in the next run: the step is measured again while a host stays below its peers, each
+    host's figure its best, and the peers' verdict reads those (racfg.smoke.peer_stragglers)."""
+    readings, told = _remeasured(_step(st3=(0.8, 1.0), st5=(1.0, 0.85)), [_step(st2=(0.95, 1.0)), _step()])
+    assert len(readings) == 2 and told == ["storage: fio on 5 host(s): st3, st5 below their peers, the step "
+                                           "measured again (1 of 2)"]
+    bests = host_bests(readings)
+    assert bests.readings == 2 and bests.stragglers(FLOOR) == []
+    assert bests.seq["st2"] == pytest.approx(readings[0][1].seq_bytes_per_s)  # its first reading was its best
+    [result] = fio_results(DRIVE, "all", readings[0], FioRefs(None, None), None, bests)
+    assert "its best of the step's 2 readings" in result.message and result.data["per_host_readings"] == 2
+    metrics = {m["name"]: m["value"] for m in result.data["metrics"]}
+    assert metrics["storage.drive.seq.n5.st3"] == pytest.approx(readings[1][2].seq_bytes_per_s / 1e9)
+    assert metrics["storage.drive.seq.n5"] == pytest.approx(sum(r.seq_bytes_per_s for r in readings[0]) / 1e9)
+    assert [r.status for r in straggler_results([result])] == [Status.PASS, Status.PASS]
+
+
+def test_a_storage_node_that_stays_below_its_peers_is_named_on_its_best_reading() -> None:
+    """A slow drive caps every reading: measured ``limit`` times more, still low, and named on its best."""
+    readings, told = _remeasured(_step(st4=(0.7, 1.0)), [_step(st4=(0.72, 1.0)), _step(st4=(0.75, 1.0))])
+    assert len(readings) == 3 and len(told) == 2
+    bests = host_bests(readings)
+    assert bests.stragglers(FLOOR) == ["st4"]
+    [result] = fio_results(DRIVE, "all", readings[0], FioRefs(None, None), None, bests)
+    [named] = [r for r in straggler_results([result]) if r.status is Status.FAIL]
+    assert named.target == "st4" and "75.0% of its 5 peers' median" in named.message
+
+
+def test_a_level_step_or_one_on_a_machine_at_its_limit_is_not_measured_again() -> None:
+    """No host below its peers: one reading. The measuring machines at their limit: the peers' comparison is a
+    skip there (racfg.smoke.peer_stragglers), so no re-measurement is spent on it."""
+    level, told = _remeasured(_step(st1=(0.96, 0.97)), [])
+    assert (len(level), told) == (1, [])
+    busy, told = _remeasured(_step(st3=(0.6, 0.6)), [], [FioCpu({"st3": 0.99}, ["CPUs busy on st3 99.0%"])])
+    assert (len(busy), told) == (1, [])
+    unlimited, _ = _remeasured(_step(st3=(0.6, 0.6)), [_step(st3=(0.6, 0.6))], limit=1)
+    assert len(unlimited) == 2  # the re-measurement limit bounds it

@@ -169,7 +169,7 @@ def test_a_storage_node_far_below_the_others_is_named_or_cleared_by_its_pair(in_
     def measure(suspect: str, partner: str) -> dict[str, float]:
         return {suspect: in_pair * 1e9, partner: 1e9}
     pairs = isolate_suspects(figures, {}, FRACTION, measure, 0, lambda _: None, "storage")
-    [result] = fio_pair_results(DRIVE, runs, FRACTION, pairs)
+    [result] = fio_pair_results(DRIVE, figures, FRACTION, pairs)
     assert (result.status, result.target) == (status, target) and says in result.message
     assert result.check == ("storage/drive/isolate/st2" if status is Status.FAIL else "storage/drive/isolate")
 
@@ -183,10 +183,10 @@ def test_a_storage_node_low_only_while_the_cpus_were_at_their_limit_is_an_error_
     figures = {r.target.host: r.seq_bytes_per_s for r in runs}
     pairs = isolate_suspects(figures, {}, FRACTION, lambda s, p: {s: 0.8e9, p: 1e9}, 0, lambda _: None, "storage")
     limits = {"st2": ["CPUs busy on st1 99%, st2 99%"]}
-    [limited] = fio_pair_results(DRIVE, runs, FRACTION, pairs, limits)
+    [limited] = fio_pair_results(DRIVE, figures, FRACTION, pairs, limits)
     assert limited.status is Status.ERROR and limited.target == "st2"
     assert limited.message.startswith("the measuring machine was the limit (CPUs busy on st1 99%, st2 99%)")
     assert limited.data["machine_limit"] == limits["st2"] and "with the machines to themselves" in limited.fix
     assert "is at fault" not in limited.message
-    [named] = fio_pair_results(DRIVE, runs, FRACTION, pairs, {})
+    [named] = fio_pair_results(DRIVE, figures, FRACTION, pairs, {})
     assert named.status is Status.FAIL and named.target == "st2"

@@ -7,9 +7,11 @@ client, judged against the per-client and aggregate references. Without one (the
 each storage host's declared drives with ``--readonly``, and the figure is said plainly to be
 drive-side. A figure that misses its reference (sequential GB/s, and random-read IOPS where
 referenced) is measured again, that fio run alone (racfg.smoke.remeasure), and judged on its best
-reading; a figure with no reference is reported as measured once, never judged. A host far below its
-share of fio on all at once (acceptance.smoke.outlier_fraction) runs fio again beside a host that kept
-up (racfg.smoke.pair_isolation), so the verdict names the client or storage node, or none.
+reading; a figure with no reference is reported, never judged. The step on all hosts at once is also
+measured again while a host lies below its peers (racfg.smoke.peer_stragglers), each host's figure its
+best reading, before the peers' comparison reads it. A host far below its share of fio on all at once
+(acceptance.smoke.outlier_fraction) runs fio again beside a host that kept up
+(racfg.smoke.pair_isolation), so the verdict names the client or storage node, or none.
 
 Verdicts (``VERDICTS``, pure): whether fio has something to read (the shared filesystem mounted, a
 file named, drives declared), and fio's figures against their references.
@@ -18,7 +20,7 @@ file named, drives declared), and fio's figures against their references.
 from __future__ import annotations
 
 import shlex
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
 
@@ -31,6 +33,7 @@ from racfg.smoke.measured import RAND_JOB, SEQ_JOB, FioRun, FioTarget, StepProbe
 from racfg.smoke.measurement_error import MeasurementError
 from racfg.smoke.metrics import metric, reference_margin, reference_result
 from racfg.smoke.pair_isolation import Isolating, PairOutcome, isolate_suspects, isolation_results
+from racfg.smoke.peer_stragglers import FLOOR, peer_floor, stragglers
 from racfg.smoke.probes import controller_cpu_times, cpu_times
 from racfg.smoke.remeasure import (
     Announce,
@@ -47,8 +50,9 @@ from racfg.smoke.units import bytes_rate_text
 
 
 def measure_storage(plan: SmokePlan, fleet: Fleet, targets: list[FioTarget], side: FioSide, limit: int,
-                    tick: Announce, announce: Announce) -> list[Result]:
-    """fio on the first target, then on all at once (the first run again when there is one target)."""
+                    tick: Announce, announce: Announce, floor: float = FLOOR) -> list[Result]:
+    """fio on the first target, then on all at once (the first run again when there is one target).
+    ``floor``: the peers' bound for storage figures (racfg.smoke.peer_stragglers.peer_floor)."""
     results: list[Result] = []
     for label, group in (("one", targets[:1]), ("all", targets)):
         tick(f"storage: fio on {group[0].host}" if label == "one" else
@@ -59,17 +63,69 @@ def measure_storage(plan: SmokePlan, fleet: Fleet, targets: list[FioTarget], sid
         cpu: list[FioCpu] = []  # per reading of several hosts at once: what their CPUs did
         take = (partial(run_fio, fleet, group, plan.fio_runtime_s) if len(group) < 2 else
                 partial(probed_fio, fleet, group, plan.fio_runtime_s, cpu))
-        readings = until_met([take()], take, partial(_margin, refs), limit, announce,
-                             f"storage: fio on {len(group)} host(s)")
+        what = f"storage: fio on {len(group)} host(s)"
+        readings = until_met([take()], take, partial(_margin, refs), limit, announce, what)
+        if label == "all":
+            readings = until_peers_met(readings, take, cpu, floor, limit, announce, what)
         index = deciding_reading([_margin(refs, r) for r in readings])
         best = readings[index]
         listed = [Reading(seq_bytes(r) / 1e9, "GB/s", _margin(refs, r), f"{bytes_rate_text(seq_bytes(r))}, "
                           f"{sum(x.rand_iops for x in r):,.0f} IOPS") for r in readings]
+        if refs.seq is None and refs.iops is None:  # measured again for its stragglers only: no mark to list
+            listed = [listed[index]]
+        bests = host_bests(readings) if label == "all" else None
         results += [with_readings(r, listed, limit)
-                    for r in fio_results(side, label, best, refs, cpu[index] if cpu else None)]
-        if label == "all":
-            results += _isolate(plan, fleet, side, best, limit, announce)
+                    for r in fio_results(side, label, best, refs, cpu[index] if cpu else None, bests)]
+        if bests is not None:
+            results += _isolate(plan, fleet, side, best, bests, limit, announce)
     return results
+
+
+def host_bests(readings: Sequence[Sequence[FioRun]]) -> HostBests:
+    """Each host's best sequential and best random-read figure over the readings of one step (those in
+    which fio ran on every host), and how many readings they are the best of."""
+    whole = [r for r in readings if all(run.result is not None for run in r)]
+    seq: dict[str, float] = {}
+    iops: dict[str, float] = {}
+    for reading in whole:
+        for run in reading:
+            seq[run.target.host] = max(seq.get(run.target.host, 0.0), run.seq_bytes_per_s)
+            iops[run.target.host] = max(iops.get(run.target.host, 0.0), run.rand_iops)
+    return HostBests(seq, iops, len(whole))
+
+
+@dataclass(frozen=True)
+class HostBests:
+    """Each host's best figures over a step's readings (``host_bests``)."""
+
+    seq: dict[str, float]  # bytes/s
+    iops: dict[str, float]
+    readings: int
+
+    def stragglers(self, floor: float) -> list[str]:
+        """The hosts below their peers (racfg.smoke.peer_stragglers) in sequential or random reads."""
+        return sorted({*stragglers(self.seq, floor), *stragglers(self.iops, floor)})
+
+
+def until_peers_met(readings: list[list[FioRun]], take: Callable[[], list[FioRun]], cpu: Sequence[FioCpu],
+                    floor: float, limit: int, announce: Announce, what: str) -> list[list[FioRun]]:
+    """The step on all hosts at once measured again while a host stays below its peers, each host's figure
+    its best over the readings (at most ``limit`` re-measurements, counted with those for the step's mark).
+
+    Why: a straggler is named on one reading of a step that shares a path (the lab's hosts read loop
+    devices through one block layer and two CPUs; a site's clients share its fabric and filesystem).
+    Lab demos named healthy storage nodes at 79-90% of their peers' median in 2 of 10 runs, the next
+    run finding them level: noise, which the step's next reading does not repeat, while a slow drive or
+    NIC caps every reading (racfg.smoke.remeasure). Not where the measuring machines were at their limit
+    (``cpu``): the peers' comparison is a skip there, whatever a re-measurement gives."""
+    while len(readings) - 1 < limit and not (cpu and cpu[-1].limits):
+        left = host_bests(readings).stragglers(floor)
+        if not left:
+            break
+        announce(f"{what}: {', '.join(left)} below their peers, the step measured again "
+                 f"({len(readings)} of {limit})")
+        readings.append(take())
+    return readings
 
 
 @dataclass(frozen=True)
@@ -93,10 +149,11 @@ def probed_fio(fleet: Fleet, targets: Sequence[FioTarget], runtime_s: int, seen:
     return runs
 
 
-def _isolate(plan: SmokePlan, fleet: Fleet, side: FioSide, runs: list[FioRun], limit: int,
+def _isolate(plan: SmokePlan, fleet: Fleet, side: FioSide, runs: list[FioRun], bests: HostBests, limit: int,
              announce: Announce) -> list[Result]:
-    """The node, not the step: each host far below the others in fio on all at once, run again beside one
-    that kept up (racfg.smoke.pair_isolation). Not where a run failed: that is its own error."""
+    """The node, not the step: each host far below the others in fio on all at once (by its best reading,
+    ``bests``), run again beside one that kept up (racfg.smoke.pair_isolation). Not where a run failed:
+    that is its own error."""
     if any(r.result is None for r in runs):
         return []
     targets = {r.target.host: r.target for r in runs}
@@ -107,25 +164,26 @@ def _isolate(plan: SmokePlan, fleet: Fleet, side: FioSide, runs: list[FioRun], l
         both = probed_fio(fleet, [targets[suspect], targets[partner]], plan.fio_runtime_s, seen)
         limited.setdefault(suspect, []).append(seen[-1].limits)
         return {r.target.host: r.seq_bytes_per_s for r in both}
-    found = isolate_suspects({r.target.host: r.seq_bytes_per_s for r in runs}, {}, plan.outlier_fraction, pair,
-                             limit, announce, f"storage: fio on {len(runs)} {side.side} hosts")
+    found = isolate_suspects(bests.seq, {}, plan.outlier_fraction, pair, limit, announce,
+                             f"storage: fio on {len(runs)} {side.side} hosts")
     # the machine was the limit only when it was at every reading: one low reading on free CPUs names the node
     limits = {host: readings[-1] for host, readings in limited.items() if all(readings)}
-    return fio_pair_results(side, runs, plan.outlier_fraction, found, limits)
+    return fio_pair_results(side, bests.seq, plan.outlier_fraction, found, limits)
 
 
-def fio_pair_results(side: FioSide, runs: list[FioRun], fraction: float, pairs: list[PairOutcome],
+def fio_pair_results(side: FioSide, figures: Mapping[str, float], fraction: float, pairs: list[PairOutcome],
                      limits: Mapping[str, list[str]] | None = None) -> list[Result]:
-    """fio's pairs: the host whose sequential read stays low beside one that kept up, or none at fault.
+    """fio's pairs: the host whose sequential read (``figures``: each host's in the step, bytes/s) stays low
+    beside one that kept up, or none at fault.
     A host named while the measuring machines' CPUs were at their limit in every reading of its pair
     (``limits``, racfg.smoke.machine_limit) is an error naming the machine: loop devices and page cache
     read through CPUs, and a lab's two CPUs shared by every host make a healthy node read low."""
     node = "client" if side.side == "client" else "storage node"
     fix = ("racfg validate --limit {node} (its mount, data NIC and tuning)" if side.side == "client" else
            "racfg validate --limit {node}, then its drives (smartctl, the controller's queue settings)")
-    how = Isolating(f"storage/{side.side}/isolate", "storage", node, f"fio on {len(runs)} hosts at once",
+    how = Isolating(f"storage/{side.side}/isolate", "storage", node, f"fio on {len(figures)} hosts at once",
                     bytes_rate_text, fix)
-    results = isolation_results(how, {r.target.host: r.seq_bytes_per_s for r in runs}, {}, fraction, pairs)
+    results = isolation_results(how, figures, {}, fraction, pairs)
     blamed = f": the {node} is at fault, not the step"  # what a limited reading cannot say
     return [machine_limited(replace(r, message=r.message.replace(blamed, "")), (limits or {})[r.target])
             if r.status is Status.FAIL and (limits or {}).get(r.target) else r for r in results]
@@ -191,10 +249,12 @@ def seq_bytes(runs: list[FioRun]) -> float:
 
 
 def fio_results(side: FioSide, label: str, runs: list[FioRun], refs: FioRefs,
-                cpu: FioCpu | None = None) -> list[Result]:
+                cpu: FioCpu | None = None, bests: HostBests | None = None) -> list[Result]:
     """One fio run over ``runs`` hosts at once: its sequential figure (and IOPS where referenced). ``cpu``
     (a run on several hosts): what the CPUs did, kept with the figures, and ``machine_busy`` where the
-    measuring machines were at their limit, so the hosts' figures are not compared as the nodes'."""
+    measuring machines were at their limit, so the hosts' figures are not compared as the nodes'.
+    ``bests``: each host's best over the step's readings (``until_peers_met``), its own figures where the
+    step was measured more than once; else each host's figures are those of ``runs``."""
     n = len(runs)
     failed = [r for r in runs if r.result is None]
     if failed:
@@ -202,15 +262,22 @@ def fio_results(side: FioSide, label: str, runs: list[FioRun], refs: FioRefs,
                        f"fio failed on {failed[0].target.host}: {failed[0].error}")]
     seq = seq_bytes(runs)
     iops = sum(r.rand_iops for r in runs)
+    if bests is None or bests.readings < 2:
+        bests = HostBests({r.target.host: r.seq_bytes_per_s for r in runs},
+                          {r.target.host: r.rand_iops for r in runs}, 1)
     message = (f"{side.what}, {n} host(s) at once: sequential 1 MiB reads {bytes_rate_text(seq)}, "
                f"4 KiB random reads {iops:,.0f} IOPS")
+    if bests.readings > 1:
+        message += f"; each host's own figures are its best of the step's {bests.readings} readings"
     data = {"side": side.side, "hosts": [r.target.host for r in runs], "seq_bytes_per_s": round(seq),
-            "rand_iops": round(iops), "per_host": {r.target.host: {"seq_bytes_per_s": round(r.seq_bytes_per_s),
-                                                                   "rand_iops": round(r.rand_iops)} for r in runs},
+            "rand_iops": round(iops), "per_host": {r.target.host: {"seq_bytes_per_s": round(bests.seq[r.target.host]),
+                                                                   "rand_iops": round(bests.iops[r.target.host])}
+                                                   for r in runs},
+            "per_host_readings": bests.readings,
             "fio_version": runs[0].result.version if runs[0].result else "",
             "metrics": [metric(f"storage.{side.side}.seq.n{n}", seq / 1e9, "GB/s"),
                         metric(f"storage.{side.side}.randiops.n{n}", iops, "IOPS"),
-                        *_per_host_metrics(side.side, runs)]}
+                        *_per_host_metrics(side.side, bests)]}
     if cpu is not None:
         data["cpu_busy"] = {h: round(v, 4) for h, v in sorted(cpu.busy.items())}
         if cpu.limits:
@@ -226,16 +293,16 @@ def fio_results(side: FioSide, label: str, runs: list[FioRun], refs: FioRefs,
     return out
 
 
-def _per_host_metrics(side: str, runs: list[FioRun]) -> list[dict]:
-    """Each host's own figures of a run on several at once (one storage node, one client): a node that
+def _per_host_metrics(side: str, bests: HostBests) -> list[dict]:
+    """Each host's own figures of a step on several at once (one storage node, one client): a node that
     slipped is seen by itself, not only in the sum. A run on one host is its host's figure already."""
-    if len(runs) < 2:
+    n = len(bests.seq)
+    if n < 2:
         return []
-    n = len(runs)
     out = []
-    for r in runs:
-        out += [metric(f"storage.{side}.seq.n{n}.{r.target.host}", r.seq_bytes_per_s / 1e9, "GB/s"),
-                metric(f"storage.{side}.randiops.n{n}.{r.target.host}", r.rand_iops, "IOPS")]
+    for host in bests.seq:
+        out += [metric(f"storage.{side}.seq.n{n}.{host}", bests.seq[host] / 1e9, "GB/s"),
+                metric(f"storage.{side}.randiops.n{n}.{host}", bests.iops[host], "IOPS")]
     return out
 
 
@@ -311,7 +378,8 @@ def measure(run: SmokeRun) -> None:
         side, key, what = "drive", "fio_drive_read_gbytes_per_s", "drive-side: fio on the storage hosts' drives"
     client_ref = run.cluster.inventory.acceptance.client_storage_gbytes_per_s
     run.results += measure_storage(plan, run.fleet, targets, FioSide(side, key, what, client_ref),
-                                   run.options.remeasure, run.tick, run.announce)
+                                   run.options.remeasure, run.tick, run.announce,
+                                   peer_floor(run.cluster.inventory.acceptance.noise.by_kind(), "storage"))
 
 
 # The phase's pure verdicts: plain data in (racfg.smoke.measured, the plan), results out.

@@ -125,6 +125,25 @@ def test_a_cross_leaf_step_is_held_to_what_its_links_carry(plan: SmokePlan) -> N
     assert tier is not None and tier.status is Status.FAIL and "uplinks of lsunit-leaf1" in tier.message
 
 
+def test_processes_that_ran_over_no_common_seconds_fill_no_leafs_uplinks(plan: SmokePlan) -> None:
+    """The 40-host demo's 16-client step: its processes' own figures summed 2.6 times what the clients' NICs
+    took in while all of them ran, and read as such they filled a healthy leaf's uplinks at 137%, so the
+    step failed naming that leaf. What crossed a leaf is the flows' split of what the NICs took in: here
+    700 of each 1,000 Mbit/s of uplinks, full nowhere, and the step is the measuring machine's, not a knee."""
+    hosts = [f"{SITE}-dgx1", f"{SITE}-dgx2"]
+    one = StepMeasurement(1, hosts[:1], replace(load(plan, hosts[:1], 985.0), received={f"{hosts[0]}:data0": 985e6}),
+                          predicted(plan, hosts[:1]), probe(CLEAN), capacity_bits=step_capacity(plan, hosts[:1]))
+    apart = replace(load(plan, hosts, 1300.0), received={f"{h}:data0": 700e6 for h in hosts})
+    assert leaf_uplinks(plan, apart, probe(CLEAN).port_growth()) is None
+    assert leaf_uplinks(plan, replace(apart, received=None), probe(CLEAN).port_growth()) is not None  # raw: 130%
+    two = StepMeasurement(2, hosts, apart, predicted(plan, hosts), probe(CLEAN),
+                          capacity_bits=step_capacity(plan, hosts))
+    verdict, results = judge_scaling(plan, [one, two])
+    step = next(r for r in results if r.check == "scaling/step002")
+    assert verdict.knee is None and step.status is Status.ERROR, step.message
+    assert "did not run over the same seconds" in step.message and "uplinks of" not in step.message
+
+
 def test_a_full_cross_leaf_step_passes_beside_the_budget_spine_tier(plan: SmokePlan) -> None:
     hosts = [f"{SITE}-dgx1", f"{SITE}-dgx2"]
     step = StepMeasurement(2, hosts, load(plan, hosts, 985.0), predicted(plan, hosts), probe(CLEAN),

@@ -76,7 +76,8 @@ class SmokeRun:
         flows = plan_flows(self.plan, clients, sources)
         probe = self.probes.before()
         probe.fan_in = fan_in(flows, direction)
-        load = run_load(self.fleet, flows, direction, self.plan.duration_s, self.plan.omit_s)
+        omit_s, duration_s = self.plan.load_timing(len(flows))
+        load = run_load(self.fleet, flows, direction, duration_s, omit_s)
         self.probes.after(probe)
         self.probed.append((label, probe))
         return load, probe

@@ -40,6 +40,11 @@ TCP_IP_HEADERS = 52  # IPv4 20 + TCP 20 + timestamps 12
 # spine. Saturated paths split the bytes evenly whatever the flow count, as long as each path has a flow:
 # with 8, all on one of 2 spines happens 1 time in 128 (and a re-measurement hashes new ports).
 ECMP_FLOWS = 8
+# Processes a lab starts within the window's late-start allowance (racfg.smoke.window): every lab host starts
+# its own on the machine's shared CPUs. The 40-host demo's 8-client step (96 processes) summed within 8% of
+# what the NICs took in; its 16-client step (192) summed 1.3 to 2.6 times it, read E(16) = 0.88-0.98 and
+# failed 2 runs of 8, and with 3 s of warm-up and 6 s measured read 0.99-1.0 (bench/RESULTS.md).
+LAB_PROCESSES_TOGETHER = 96
 
 
 @dataclass(frozen=True)
@@ -168,6 +173,16 @@ class SmokePlan:
             wanted = max(wanted, ECMP_FLOWS)
         count = len(targets) if targets is not None else len(self.targets_for(client))
         return max(1, min(MAX_PROCESSES, max(wanted, count)))
+
+    def load_timing(self, processes: int) -> tuple[int, int]:
+        """(warm-up, measured seconds) of one load of ``processes`` iperf3 processes: the plan's, except on a
+        lab loading more than LAB_PROCESSES_TOGETHER at once, where each further share of them adds 2 s of
+        warm-up and the plan's measured seconds again, so the last to start still run through the window.
+        A site's hosts start their own processes on their own CPUs: its loads keep the plan's timing."""
+        if not self.lab or processes <= LAB_PROCESSES_TOGETHER:
+            return self.omit_s, self.duration_s
+        extra = math.ceil(processes / LAB_PROCESSES_TOGETHER) - 1
+        return self.omit_s + 2 * extra, self.duration_s * (1 + extra)
 
     def with_rates(self, rates: dict[str, tuple[float, str]]) -> SmokePlan:
         """A copy whose links with an entry in ``rates`` (link key -> (Mbit/s, source)) use it."""

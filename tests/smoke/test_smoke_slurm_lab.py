@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import subprocess
 import sys
 import time
@@ -19,14 +18,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from labsupport import LabHandle, running_lab
+from labsupport import LabHandle
 
 from racfg.results import Report, Status
-from tests.smoke.labnet import configure_data_plane
+from tests.smoke.labnet import smokelab_as
 
 pytestmark = [pytest.mark.lab, pytest.mark.solo]  # rates: measured with the machine to itself
 
-HERE = Path(__file__).parent
 RACFG = [sys.executable, "-m", "racfg"]
 CONTROLLER = "smctl"
 SCHEDULER = f"""
@@ -43,14 +41,7 @@ REASON = "ops: cable swap"
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabHandle]:
-    text = (HERE / "smokelab.yaml").read_text()
-    text = re.sub(r"^  name: smokelab$", "  name: smslurm", text, count=1, flags=re.M)
-    text = re.sub(r"\b198\.(18|19)\.56\.", r"198.\1.89.", text)
-    assert "name: smslurm" in text and "198.18.56." not in text
-    inventory = tmp_path_factory.mktemp("smslurm") / "smslurm.yaml"
-    inventory.write_text(text + SCHEDULER)
-    with running_lab(inventory) as handle:
-        configure_data_plane(handle)
+    with smokelab_as("smslurm", 89, tmp_path_factory.mktemp("smslurm"), lambda text: text + SCHEDULER) as handle:
         yield handle
 
 

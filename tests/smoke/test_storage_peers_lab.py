@@ -12,12 +12,11 @@ lifted (in the first test) when smoke announces the re-measurement, so exactly o
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from labsupport import LabHandle, running_lab
+from labsupport import LabHandle
 
 from racfg.cli.providers import overrides_for
 from racfg.inventory import load_cluster
@@ -25,11 +24,10 @@ from racfg.results import Report, Status
 from racfg.smoke.remeasure import REMEASURE
 from racfg.smoke.smoke_run import SmokeOptions, run_smoke
 from racfg_lab import api, drives
-from tests.smoke.labnet import configure_data_plane
+from tests.smoke.labnet import smokelab_as
 
 pytestmark = [pytest.mark.lab, pytest.mark.solo]  # rates: measured with the machine to itself
 
-HERE = Path(__file__).parent
 ALL = frozenset({"links", "scaling", "storage", "rdma", "benchmark", "nccl"})
 SLOW = "smstor02"
 STEP = "storage: fio on 3 host(s)"
@@ -37,15 +35,10 @@ STEP = "storage: fio on 3 host(s)"
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabHandle]:
-    text = (HERE / "smokelab.yaml").read_text()
-    text = re.sub(r"^  name: smokelab$", "  name: smpeers", text, count=1, flags=re.M)
-    text = re.sub(r"\b198\.(18|19)\.56\.", r"198.\1.87.", text)
-    text = text.replace('"smdgx[01:03]"', "smdgx01").replace('"smstor[01:02]"', '"smstor[01:03]"')
-    assert "name: smpeers" in text and "198.18.56." not in text and "smstor[01:03]" in text
-    inventory = tmp_path_factory.mktemp("smpeers") / "smpeers.yaml"
-    inventory.write_text(text)
-    with running_lab(inventory) as handle:
-        configure_data_plane(handle)
+    def three_storage_nodes(text: str) -> str:
+        return text.replace('"smdgx[01:03]"', "smdgx01").replace('"smstor[01:02]"', '"smstor[01:03]"')
+    with smokelab_as("smpeers", 87, tmp_path_factory.mktemp("smpeers"), three_storage_nodes) as handle:
+        assert len(handle.hosts("storage")) == 3
         yield handle
 
 

@@ -81,19 +81,6 @@ def measure_storage(plan: SmokePlan, fleet: Fleet, targets: list[FioTarget], sid
     return results
 
 
-def host_bests(readings: Sequence[Sequence[FioRun]]) -> HostBests:
-    """Each host's best sequential and best random-read figure over the readings of one step (those in
-    which fio ran on every host), and how many readings they are the best of."""
-    whole = [r for r in readings if all(run.result is not None for run in r)]
-    seq: dict[str, float] = {}
-    iops: dict[str, float] = {}
-    for reading in whole:
-        for run in reading:
-            seq[run.target.host] = max(seq.get(run.target.host, 0.0), run.seq_bytes_per_s)
-            iops[run.target.host] = max(iops.get(run.target.host, 0.0), run.rand_iops)
-    return HostBests(seq, iops, len(whole))
-
-
 @dataclass(frozen=True)
 class HostBests:
     """Each host's best figures over a step's readings (``host_bests``)."""
@@ -105,6 +92,19 @@ class HostBests:
     def stragglers(self, floor: float) -> list[str]:
         """The hosts below their peers (racfg.smoke.peer_stragglers) in sequential or random reads."""
         return sorted({*stragglers(self.seq, floor), *stragglers(self.iops, floor)})
+
+
+def host_bests(readings: Sequence[Sequence[FioRun]]) -> HostBests:
+    """Each host's best sequential and best random-read figure over the readings of one step (those in
+    which fio ran on every host), and how many readings they are the best of."""
+    whole = [r for r in readings if all(run.result is not None for run in r)]
+    seq: dict[str, float] = {}
+    iops: dict[str, float] = {}
+    for reading in whole:
+        for run in reading:
+            seq[run.target.host] = max(seq.get(run.target.host, 0.0), run.seq_bytes_per_s)
+            iops[run.target.host] = max(iops.get(run.target.host, 0.0), run.rand_iops)
+    return HostBests(seq, iops, len(whole))
 
 
 def until_peers_met(readings: list[list[FioRun]], take: Callable[[], list[FioRun]], cpu: Sequence[FioCpu],
@@ -262,9 +262,7 @@ def fio_results(side: FioSide, label: str, runs: list[FioRun], refs: FioRefs,
                        f"fio failed on {failed[0].target.host}: {failed[0].error}")]
     seq = seq_bytes(runs)
     iops = sum(r.rand_iops for r in runs)
-    if bests is None or bests.readings < 2:
-        bests = HostBests({r.target.host: r.seq_bytes_per_s for r in runs},
-                          {r.target.host: r.rand_iops for r in runs}, 1)
+    bests = bests or host_bests([runs])
     message = (f"{side.what}, {n} host(s) at once: sequential 1 MiB reads {bytes_rate_text(seq)}, "
                f"4 KiB random reads {iops:,.0f} IOPS")
     if bests.readings > 1:

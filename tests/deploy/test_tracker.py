@@ -261,11 +261,14 @@ def test_a_run_that_may_change_things_cannot_stand_for_the_facts_now():
         run_deploy(cluster, DeployOptions(read_facts=True))
 
 
-def test_a_cancelled_run_leaves_no_ansible_worker_behind(tmp_path):
+def test_a_cancelled_run_leaves_no_ansible_worker_behind(tmp_path, monkeypatch):
     """Cancelled while two hosts run a long task: ansible-runner kills ansible-playbook's process
     group, but Ansible's workers live in sessions of their own; racfg kills them too. Without that,
-    each worker here would live on for its 60 s task (and one blocked on the dead parent, for ever)."""
+    each worker here would live on for its 60 s task (and one blocked on the dead parent, for ever).
+    A killed module leaves its AnsiBallZ payload directory in its TMPDIR: here, this test's own."""
     import threading
+
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
 
     from racfg.playbook import Playbook, Selection
 
